@@ -1,0 +1,1 @@
+"""ADK-style tools and MCP, both ways."""

@@ -1,0 +1,59 @@
+"""The exceptions adk-mcp-gateway raises, all under one root.
+
+    GatewayError                   root; catch this to catch everything below
+    ├── ConfigError                a bad configuration value or tool reference (names the key and the fix)
+    ├── ToolDefinitionError        a tool that cannot be published as given (reserved name, bad signature)
+    ├── ToolNotFoundError          a call to a tool name that is not in the catalog (lists what exists)
+    ├── NameConflictError          two sources publish the same tool name
+    ├── ServiceNotConfiguredError  a ToolContext service (artifacts, MCP client features) is not available here
+    ├── UpstreamUnavailableError   an upstream MCP server cannot be reached or died
+    └── UpstreamProtocolError      an upstream answered, but not as MCP allows
+
+`ServiceNotConfiguredError` is also a `ValueError`, because ADK raises `ValueError` in the same situations
+(`'Artifact service is not initialized.'`) and ADK code catches that.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "GatewayError",
+    "NameConflictError",
+    "ServiceNotConfiguredError",
+    "ToolDefinitionError",
+    "ToolNotFoundError",
+    "UpstreamProtocolError",
+    "UpstreamUnavailableError",
+]
+
+
+class GatewayError(Exception):
+    """Root of every exception this project raises on purpose."""
+
+
+class ConfigError(GatewayError):
+    """A configuration value or a tool reference is wrong; the message names the key and the fix."""
+
+
+class ToolDefinitionError(GatewayError, TypeError):
+    """A tool cannot be published as given (a reserved name, an unusable signature)."""
+
+
+class ToolNotFoundError(GatewayError, LookupError):
+    """A tool name that is not in the catalog; the message lists the names that exist."""
+
+
+class NameConflictError(GatewayError):
+    """Two tool sources publish the same name."""
+
+
+class ServiceNotConfiguredError(GatewayError, ValueError):
+    """A ToolContext service (artifacts, MCP client features) is not available where the tool runs."""
+
+
+class UpstreamUnavailableError(GatewayError, ConnectionError):
+    """An upstream MCP server cannot be reached, or its connection died."""
+
+
+class UpstreamProtocolError(GatewayError):
+    """An upstream answered in a way MCP does not allow."""

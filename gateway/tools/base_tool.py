@@ -1,0 +1,69 @@
+"""`BaseTool`: the one protocol every tool speaks, as in ADK."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from adapters import FunctionDeclaration
+from gateway.errors import ToolDefinitionError
+from gateway.tools.context import ToolContext
+
+__all__ = ["RESERVED_TOOL_NAMES", "BaseTool"]
+
+RESERVED_TOOL_NAMES: Final = frozenset(
+    {"adk_request_confirmation", "adk_request_credential", "adk_request_input", "transfer_to_agent", "set_model_response"}
+)
+"""Names ADK's runtime uses for its own function calls; a tool with one of them would be shadowed or hijack it."""
+
+
+def check_tool_name(name: str) -> None:
+    """Refuse names ADK reserves for itself."""
+    if name in RESERVED_TOOL_NAMES:
+        raise ToolDefinitionError(
+            f"The tool name {name!r} is reserved by ADK for its own function calls "
+            f"({', '.join(sorted(RESERVED_TOOL_NAMES))}); rename the function or give the tool another name."
+        )
+
+
+class BaseTool:
+    """A tool an agent can call: a name, a description, a declaration and `run_async`."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        description: str,
+        is_long_running: bool = False,
+        custom_metadata: dict[str, Any] | None = None,
+    ) -> None:
+        check_tool_name(name)
+        self.name = name
+        self.description = description
+        self.is_long_running = is_long_running
+        self.custom_metadata = custom_metadata
+
+    def _get_declaration(self) -> FunctionDeclaration | None:
+        """The declaration a model sees; None for tools a model does not call directly."""
+        return None
+
+    def get_declaration(self) -> FunctionDeclaration | None:
+        """The declaration under this tool's current name (which a toolset prefix may have changed)."""
+        declaration = self._get_declaration()
+        if declaration is not None and declaration.name != self.name:
+            declaration = declaration.model_copy(update={"name": self.name})
+        return declaration
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        """Run the tool; returns the ADK function response (a dict) or a value the caller wraps."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement run_async()")
+
+    def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:
+        """Whether this call needs a human's confirmation before it runs (default: no).
+
+        Subclasses may override it with an `async def`; callers await the result when it is awaitable.
+        """
+        del args, tool_context
+        return False
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"

@@ -1,0 +1,73 @@
+"""`BaseToolset`: a source of tools, with ADK's filter and name prefix."""
+
+from __future__ import annotations
+
+import copy
+from abc import ABC, abstractmethod
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from gateway.tools.base_tool import BaseTool, check_tool_name
+from gateway.tools.context import ReadonlyContext
+
+__all__ = ["BaseToolset", "ToolPredicate"]
+
+
+@runtime_checkable
+class ToolPredicate(Protocol):
+    """Decides whether a tool is offered in a context (ADK's `ToolPredicate`)."""
+
+    def __call__(self, tool: BaseTool, readonly_context: ReadonlyContext | None = None) -> bool: ...
+
+
+class BaseToolset(ABC):
+    """A group of tools that may change with the context, closed when no longer needed.
+
+    Args:
+        tool_filter: the tool names to offer, or a predicate; matched against names before any prefix.
+        tool_name_prefix: when set, `get_tools_with_prefix` renames each tool to `{prefix}_{name}`.
+    """
+
+    def __init__(
+        self, *, tool_filter: ToolPredicate | list[str] | None = None, tool_name_prefix: str | None = None
+    ) -> None:
+        self.tool_filter = tool_filter
+        self.tool_name_prefix = tool_name_prefix
+
+    @abstractmethod
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """The tools this toolset offers in `readonly_context`, already filtered."""
+
+    async def get_tools_with_prefix(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """`get_tools`, with each tool renamed `{prefix}_{name}` when a prefix is set.
+
+        The tools are shallow copies, so calls still reach the original under its own name.
+        """
+        tools = await self.get_tools(readonly_context)
+        if not self.tool_name_prefix:
+            return tools
+        renamed: list[BaseTool] = []
+        for tool in tools:
+            clone = copy.copy(tool)
+            clone.name = f"{self.tool_name_prefix}_{tool.name}"
+            check_tool_name(clone.name)
+            renamed.append(clone)
+        return renamed
+
+    def _is_tool_selected(self, tool: BaseTool, readonly_context: ReadonlyContext | None) -> bool:
+        if self.tool_filter is None:
+            return True
+        if isinstance(self.tool_filter, list):
+            return tool.name in self.tool_filter
+        return bool(self.tool_filter(tool, readonly_context))
+
+    async def close(self) -> None:  # noqa: B027 - optional hook, most toolsets hold nothing
+        """Release what the toolset holds (connections, processes)."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()

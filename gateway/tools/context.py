@@ -1,0 +1,229 @@
+"""The context a tool runs with: `ReadonlyContext` and `ToolContext`, shaped like ADK's.
+
+A `ToolContext` carries the scoped state, the actions a call requests (confirmation, state and artifact deltas),
+artifacts, and a seam through which the MCP server lends the tool its client's features (progress, logging,
+elicitation, sampling). Outside a server those features raise `ServiceNotConfiguredError` naming what is missing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from mcp import types
+
+from gateway.errors import ServiceNotConfiguredError
+from gateway.tools.actions import EventActions, ToolConfirmation
+from gateway.tools.artifacts import Artifact, ArtifactService
+from gateway.tools.state import State
+
+__all__ = ["ClientFeatures", "ProgressLog", "ProgressSink", "ReadonlyContext", "ToolContext"]
+
+DEFAULT_APP_NAME = "adk-mcp-gateway"
+DEFAULT_USER_ID = "local"
+
+
+class ProgressSink(Protocol):
+    """Receives each intermediate update a long-running tool yields (the server maps them to MCP progress)."""
+
+    async def __call__(self, update: Any, /) -> None: ...
+
+
+class ProgressLog:
+    """The default progress sink: keeps the updates in order, for callers that read them afterwards."""
+
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+
+    async def __call__(self, update: Any, /) -> None:
+        self.updates.append(update)
+
+
+class ClientFeatures(Protocol):
+    """What the MCP client on the other end of a call can do for a tool; filled in by the server."""
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` for the current call."""
+        ...
+
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the client."""
+        ...
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
+        """Ask the user for (flat) input through the client."""
+        ...
+
+    async def sample(
+        self,
+        messages: list[types.SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client's model for a completion."""
+        ...
+
+
+class ReadonlyContext:
+    """What a toolset or a predicate may read about the current session (ADK's `ReadonlyContext`)."""
+
+    def __init__(
+        self,
+        *,
+        state: State | Mapping[str, Any] | None = None,
+        app_name: str = DEFAULT_APP_NAME,
+        user_id: str = DEFAULT_USER_ID,
+        session_id: str = "",
+        invocation_id: str | None = None,
+        agent_name: str = "",
+    ) -> None:
+        self._state = state if isinstance(state, State) else State(dict(state or {}))
+        self.app_name = app_name
+        self.user_id = user_id
+        self.session_id = session_id
+        self.invocation_id = invocation_id or f"e-{uuid.uuid4()}"
+        self.agent_name = agent_name
+
+    @property
+    def state(self) -> Mapping[str, Any]:
+        """The session's state, read-only."""
+        return self._state.readonly_view()
+
+
+class ToolContext(ReadonlyContext):
+    """Everything a tool call can see and ask for (ADK's `ToolContext`)."""
+
+    def __init__(
+        self,
+        *,
+        state: State | Mapping[str, Any] | None = None,
+        function_call_id: str | None = None,
+        tool_confirmation: ToolConfirmation | None = None,
+        actions: EventActions | None = None,
+        artifact_service: ArtifactService | None = None,
+        client: ClientFeatures | None = None,
+        progress_sink: ProgressSink | None = None,
+        app_name: str = DEFAULT_APP_NAME,
+        user_id: str = DEFAULT_USER_ID,
+        session_id: str = "",
+        invocation_id: str | None = None,
+        agent_name: str = "",
+    ) -> None:
+        super().__init__(
+            state=state,
+            app_name=app_name,
+            user_id=user_id,
+            session_id=session_id,
+            invocation_id=invocation_id,
+            agent_name=agent_name,
+        )
+        self.function_call_id: str | None = function_call_id or f"adk-{uuid.uuid4()}"
+        self.tool_confirmation = tool_confirmation
+        self._actions = actions or EventActions()
+        self._artifact_service = artifact_service
+        self._client = client
+        self.progress_sink: ProgressSink = progress_sink or ProgressLog()
+
+    @property
+    def state(self) -> State:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """The delta-tracking state: session keys, `user:`, `app:` and `temp:` keys."""
+        return self._state
+
+    @property
+    def actions(self) -> EventActions:
+        """The actions this call requests; `state_delta` includes in-place changes to values read from state."""
+        self._actions.state_delta = self._state.delta
+        return self._actions
+
+    # --- confirmation -------------------------------------------------------------------------------------------
+
+    def request_confirmation(self, *, hint: str | None = None, payload: Any | None = None) -> None:
+        """Ask a human to confirm this call before it runs; the call's result should say it awaits approval."""
+        if not self.function_call_id:
+            raise ValueError("function_call_id is not set: a confirmation must belong to one function call.")
+        self._actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
+            hint=hint or "", payload=payload
+        )
+
+    # --- artifacts ----------------------------------------------------------------------------------------------
+
+    def _artifacts(self) -> ArtifactService:
+        if self._artifact_service is None:
+            raise ServiceNotConfiguredError(
+                "Artifact service is not initialized. Pass artifact_service= to the ToolContext "
+                "(gateway.InMemoryArtifactService keeps artifacts in memory)."
+            )
+        return self._artifact_service
+
+    async def save_artifact(self, filename: str, artifact: Artifact) -> int:
+        """Store a new version of `filename` and return its version number."""
+        version = await self._artifacts().save_artifact(
+            app_name=self.app_name,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            filename=filename,
+            artifact=artifact,
+        )
+        self._actions.artifact_delta[filename] = version
+        return version
+
+    async def load_artifact(self, filename: str, version: int | None = None) -> Artifact | None:
+        """Return `filename` at `version` (the latest when None), or None if there is no such artifact."""
+        return await self._artifacts().load_artifact(
+            app_name=self.app_name,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            filename=filename,
+            version=version,
+        )
+
+    async def list_artifacts(self) -> list[str]:
+        """The artifact names visible to this session (its own and its user's)."""
+        return await self._artifacts().list_artifact_keys(
+            app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
+        )
+
+    # --- MCP client features ------------------------------------------------------------------------------------
+
+    def _client_features(self, what: str) -> ClientFeatures:
+        if self._client is None:
+            raise ServiceNotConfiguredError(
+                f"{what} is not available: this tool is not running inside an MCP server session, "
+                "so there is no client to ask. Serve it with gateway.serve() or pass client= to the ToolContext."
+            )
+        return self._client
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Report progress of this call to the MCP client (a no-op when the client sent no progress token)."""
+        await self._client_features("Reporting progress").report_progress(progress, total, message)
+
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send a log message to the MCP client."""
+        await self._client_features("Logging to the client").log(level, data, logger)
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
+        """Ask the user, through the MCP client, to fill a flat form described by `requested_schema`."""
+        return await self._client_features("Elicitation").elicit(message, requested_schema)
+
+    async def sample(
+        self,
+        messages: str | list[types.SamplingMessage],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the MCP client's model for a completion; a str is sent as one user message."""
+        if isinstance(messages, str):
+            messages = [types.SamplingMessage(role="user", content=types.TextContent(text=messages))]
+        return await self._client_features("Sampling").sample(
+            messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+        )
+
+    async def send_progress(self, update: Any) -> None:
+        """Deliver one intermediate update of a long-running tool to the progress sink."""
+        await self.progress_sink(update)
+

@@ -1,0 +1,235 @@
+"""`FunctionTool`: a Python callable as a tool, with ADK's call semantics plus argument validation."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import typing
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pydantic
+
+from adapters import FunctionDeclaration, function_to_declaration, parameters_model
+from adapters.signature import callable_name
+from gateway.errors import ToolDefinitionError
+from gateway.tools.base_tool import BaseTool
+from gateway.tools.context import ToolContext
+
+__all__ = ["ConfirmationPolicy", "FunctionTool"]
+
+ConfirmationPolicy = bool | Callable[..., bool | Awaitable[bool]]
+"""`True`, `False`, or a predicate called with the tool's arguments (and `tool_context` if it asks for it)."""
+
+CONFIRMATION_REQUIRED = "This tool call requires confirmation, please approve or reject."
+CONFIRMATION_REJECTED = "This tool call is rejected."
+_CONTEXT_PARAMETER = "tool_context"
+_MAX_INPUT_REPR = 80
+_RUNTIME_PARAMETERS = frozenset({_CONTEXT_PARAMETER, "input_stream"})
+
+
+def confirmation_hint(tool_name: str) -> str:
+    """ADK's hint shown to the human who confirms a call."""
+    return (
+        f"Please approve or reject the tool call {tool_name}() by responding with a FunctionResponse "
+        "with an expected ToolConfirmation payload."
+    )
+
+
+def _context_parameter(func: Callable[..., Any]) -> str | None:
+    """The parameter that receives the ToolContext: the first one typed `ToolContext`, else one named so."""
+    try:
+        hints = typing.get_type_hints(_unwrap(func))
+    except (NameError, TypeError, AttributeError):
+        hints = {}
+    names = list(inspect.signature(func).parameters)
+    for name in names:
+        hint = hints.get(name)
+        if hint is ToolContext or ToolContext in typing.get_args(hint):
+            return name
+    return _CONTEXT_PARAMETER if _CONTEXT_PARAMETER in names else None
+
+
+def _unwrap(func: Callable[..., Any]) -> Callable[..., Any]:
+    while isinstance(func, functools.partial):
+        func = func.func  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    if not (inspect.isfunction(func) or inspect.ismethod(func)):
+        call = getattr(func, "__call__", None)  # noqa: B004 - a callable object's annotations live on __call__
+        if call is not None:
+            return call
+    return func
+
+
+def _kind(func: Callable[..., Any]) -> str:
+    target = _unwrap(func)
+    if inspect.isasyncgenfunction(target):
+        return "async_generator"
+    if inspect.isgeneratorfunction(target):
+        return "generator"
+    if inspect.iscoroutinefunction(target) or inspect.iscoroutinefunction(func):
+        return "coroutine"
+    return "sync"
+
+
+def _validation_message(tool_name: str, error: pydantic.ValidationError) -> str:
+    lines = [f"Invoking `{tool_name}()` failed due to argument validation errors:"]
+    for detail in error.errors(include_url=False):
+        where = ".".join(str(part) for part in detail["loc"])
+        got = repr(detail.get("input"))
+        got = got if len(got) <= _MAX_INPUT_REPR else got[: _MAX_INPUT_REPR - 3] + "..."
+        lines.append(f"Parameter '{where}': {detail['msg']} (got {got})")
+    lines.append("You could retry calling this tool with corrected argument types.")
+    return "\n".join(lines)
+
+
+async def _call_predicate(predicate: Callable[..., Any], args: dict[str, Any], tool_context: ToolContext) -> bool:
+    offered = {**args, _CONTEXT_PARAMETER: tool_context}
+    parameters = inspect.signature(predicate).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        chosen = offered
+    else:
+        chosen = {name: value for name, value in offered.items() if name in parameters}
+        for name, param in parameters.items():
+            if param.annotation is ToolContext or param.annotation == "ToolContext":
+                chosen[name] = tool_context
+    answer = predicate(**chosen)
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return bool(answer)
+
+
+class FunctionTool(BaseTool):
+    """A tool that calls a Python function (sync or async, a bound method or a callable object).
+
+    The declaration comes from the signature and docstring (see `adapters.function_to_declaration`). A parameter
+    named `tool_context` or typed `ToolContext` receives the context and is hidden from the model.
+
+    Args:
+        func: the callable.
+        require_confirmation: ask a human before each call (`True`), never (`False`), or when a predicate
+            over the call's arguments says so.
+    """
+
+    def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:
+        if not callable(func):
+            raise ToolDefinitionError(f"FunctionTool needs a callable, got {type(func).__name__}: {func!r}")
+        self.func = func
+        self._require_confirmation = require_confirmation
+        self._context_param = _context_parameter(func)
+        excluded = _RUNTIME_PARAMETERS | ({self._context_param} if self._context_param else set[str]())
+        try:
+            self._parameters = parameters_model(func, exclude=excluded, context_types=(ToolContext,))
+            self._declaration = function_to_declaration(func, exclude=excluded, context_types=(ToolContext,))
+        except TypeError as exc:
+            raise ToolDefinitionError(str(exc)) from exc
+        self._known = frozenset(self._parameters.field_to_parameter.values())
+        self._takes_kwargs = any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(func).parameters.values()
+        )
+        self._kind = _kind(func)
+        super().__init__(name=callable_name(func), description=self._declaration.description or "")
+
+    def _get_declaration(self) -> FunctionDeclaration:
+        return self._declaration
+
+    @property
+    def require_confirmation(self) -> ConfirmationPolicy:
+        """The confirmation policy given at construction."""
+        return self._require_confirmation
+
+    async def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Evaluate the confirmation policy for these arguments."""
+        policy = self._require_confirmation
+        if callable(policy):
+            return await _call_predicate(policy, args, tool_context)
+        return bool(policy)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        """Call the function as ADK does, after checking and validating the arguments.
+
+        Returns ADK's error dict (and does not call the function) for missing or invalid arguments and for a
+        call that awaits or lost a confirmation; otherwise the function's result, a non-dict wrapped as
+        `{"result": value}`. Exceptions raised by the function propagate.
+        """
+        args = dict(args or {})
+        given = {k: v for k, v in args.items() if k in self._known}
+        extra = {k: v for k, v in args.items() if k not in self._known and k not in _RUNTIME_PARAMETERS}
+
+        missing = [name for name in self._parameters.required if name not in given]
+        if missing:
+            return {
+                "error": f"Invoking `{self.name}()` failed as the following mandatory input parameters are not "
+                f"present:\n{chr(10).join(missing)}\nYou could retry calling this tool, but it is IMPORTANT for "
+                "you to provide all the mandatory parameters."
+            }
+        try:
+            call_args = self._parameters.validate(given)
+        except pydantic.ValidationError as exc:
+            return {"error": _validation_message(self.name, exc)}
+        if self._takes_kwargs:
+            call_args.update(extra)
+
+        if await self.check_require_confirmation(call_args, tool_context):
+            confirmation = tool_context.tool_confirmation
+            if confirmation is None:
+                tool_context.request_confirmation(hint=confirmation_hint(self.name))
+                tool_context.actions.skip_summarization = True
+                return {"error": CONFIRMATION_REQUIRED}
+            if not confirmation.confirmed:
+                return {"error": CONFIRMATION_REJECTED}
+
+        if self._context_param is not None:
+            call_args[self._context_param] = tool_context
+        result = await self._invoke(call_args, tool_context)
+        return result if isinstance(result, dict) else {"result": result}
+
+    async def _invoke(self, call_args: dict[str, Any], tool_context: ToolContext) -> Any:
+        if self._kind == "async_generator":
+            return await _drain_async(self.func(**call_args), tool_context)
+        if self._kind == "generator":
+            return await _drain_sync(self.func(**call_args), tool_context)
+        if self._kind == "coroutine":
+            return await self.func(**call_args)
+        result = await anyio.to_thread.run_sync(functools.partial(self.func, **call_args))
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+async def _drain_async(generator: AsyncGenerator[Any, Any], tool_context: ToolContext) -> Any:
+    """Deliver every yielded value to the progress sink; the last one is the result."""
+    last: Any = None
+    async with contextlib.aclosing(generator):
+        async for update in generator:
+            last = update
+            await tool_context.send_progress(update)
+    return last
+
+
+_DONE = object()
+
+
+def _step(generator: Generator[Any, Any, Any]) -> tuple[object, Any]:
+    try:
+        return None, next(generator)
+    except StopIteration as stop:
+        return _DONE, stop.value
+
+
+async def _drain_sync(generator: Generator[Any, Any, Any], tool_context: ToolContext) -> Any:
+    """Run a generator's steps in a worker thread; the return value (else the last yield) is the result."""
+    last: Any = None
+    try:
+        while True:
+            done, value = await anyio.to_thread.run_sync(_step, generator)
+            if done is _DONE:
+                return value if value is not None else last
+            last = value
+            await tool_context.send_progress(value)
+    finally:
+        # Closing runs the generator's own `finally`; keep it from being cut short by a cancellation.
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(generator.close)

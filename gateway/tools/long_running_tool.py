@@ -1,0 +1,36 @@
+"""`LongRunningFunctionTool`: a function tool whose intermediate updates reach the caller as progress."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from adapters import FunctionDeclaration
+from gateway.tools.function_tool import ConfirmationPolicy, FunctionTool
+
+__all__ = ["LONG_RUNNING_NOTE", "LongRunningFunctionTool"]
+
+LONG_RUNNING_NOTE = (
+    "NOTE: This is a long-running operation. Do not call this tool again if it has already returned some "
+    "intermediate or pending status."
+)
+"""ADK's sentence appended to a long-running tool's description."""
+
+
+class LongRunningFunctionTool(FunctionTool):
+    """A function tool for work that takes a while (ADK's `LongRunningFunctionTool`).
+
+    `func` may be a plain (sync or async) function or a generator: every value a generator yields is delivered
+    to `tool_context.progress_sink` as it happens (the MCP server turns each into `notifications/progress`);
+    the generator's return value, or else its last yielded value, is the result.
+    """
+
+    def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:
+        super().__init__(func, require_confirmation=require_confirmation)
+        self.is_long_running = True
+
+    def _get_declaration(self) -> FunctionDeclaration:
+        declaration = super()._get_declaration()
+        description = declaration.description
+        noted = f"{description}\n\n{LONG_RUNNING_NOTE}" if description else LONG_RUNNING_NOTE
+        return declaration.model_copy(update={"description": noted})
