@@ -10,7 +10,7 @@ direction unwraps exactly that shape, so both round trips are the identity.
 from __future__ import annotations
 
 import copy
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from mcp import types
 
@@ -38,14 +38,14 @@ _ANNOTATION_HINTS: Final = {
 
 
 def _is_object_schema(schema: Any) -> bool:
-    return isinstance(schema, dict) and schema.get("type") == "object"  # pyright: ignore[reportUnknownMemberType]
+    return isinstance(schema, dict) and cast("dict[str, Any]", schema).get("type") == "object"
 
 
 def _wrap_output_schema(schema: Any) -> dict[str, Any]:
-    inner = copy.deepcopy(schema)
+    inner: Any = copy.deepcopy(schema)
     wrapped: dict[str, Any] = {"type": "object", "properties": {"result": inner}, "required": ["result"]}
     if isinstance(inner, dict) and "$defs" in inner:
-        wrapped["$defs"] = inner.pop("$defs")
+        wrapped["$defs"] = cast("dict[str, Any]", inner).pop("$defs")
     return wrapped
 
 
@@ -117,11 +117,22 @@ def declaration_to_mcp_tool(
     else:
         output_schema = _wrap_output_schema(response)
     if long_running or meta:
-        tool_meta = {**(tool_meta or {}), **({LONG_RUNNING_META_KEY: True} if long_running else {}), **(meta or {})}
+        tool_meta = {
+            **(tool_meta or {}),
+            **({LONG_RUNNING_META_KEY: True} if long_running else {}),
+            **(meta or {}),
+        }
 
-    hints = {"read_only": read_only, "destructive": destructive, "idempotent": idempotent, "open_world": open_world}
+    hints = {
+        "read_only": read_only,
+        "destructive": destructive,
+        "idempotent": idempotent,
+        "open_world": open_world,
+    }
     given = {_ANNOTATION_HINTS[hint]: value for hint, value in hints.items() if value is not None}
-    annotations = None if declaration.annotations is None and not given else {**(declaration.annotations or {}), **given}
+    annotations = (
+        None if declaration.annotations is None and not given else {**(declaration.annotations or {}), **given}
+    )
 
     return types.Tool(
         name=declaration.name,
@@ -130,7 +141,7 @@ def declaration_to_mcp_tool(
         input_schema=input_schema,
         output_schema=output_schema,
         annotations=None if annotations is None else types.ToolAnnotations.model_validate(annotations),
-        meta=tool_meta,
+        meta=tool_meta,  # pyright: ignore[reportCallIssue] - the SDK spells this field's alias `_meta` by hand
     )
 
 

@@ -11,18 +11,29 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import types
 import typing
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Callable, Collection, Generator
-from collections.abc import Iterable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Collection,
+    Generator,
+    Iterable,
+    Iterator,
+)
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import docstring_parser
 import pydantic
+from mcp import types as mcp_types
 from pydantic import BaseModel, Field, create_model
 from pydantic.fields import FieldInfo
 
 from adapters.declaration import FunctionDeclaration
+from adapters.media import Media
 
 __all__ = ["ParametersModel", "callable_name", "function_to_declaration", "parameters_model"]
 
@@ -32,6 +43,17 @@ CONTEXT_PARAMETER = "tool_context"
 _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
 _GENERATOR_ORIGINS = (Generator, Iterator, Iterable)
 _ASYNC_GENERATOR_ORIGINS = (AsyncGenerator, AsyncIterator, AsyncIterable)
+_MEDIA_TYPES = (
+    bytes,
+    bytearray,
+    memoryview,
+    Media,
+    mcp_types.TextContent,
+    mcp_types.ImageContent,
+    mcp_types.AudioContent,
+    mcp_types.EmbeddedResource,
+    mcp_types.ResourceLink,
+)
 _EMPTY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -168,15 +190,24 @@ def _result_annotation(func: Callable[..., Any], hints: dict[str, Any]) -> Any:
     if origin in _ASYNC_GENERATOR_ORIGINS and args:
         return args[0]
     if origin in _GENERATOR_ORIGINS and args:
-        if origin is Generator and len(args) == 3 and args[2] not in (None, type(None)):
+        # Only `Generator[Y, S, R]` has a return type; `Iterator[Y]` and `Iterable[Y]` have one argument.
+        if len(args) == 3 and args[2] not in (None, type(None)):
             return args[2]
         return args[0]
     return annotation
 
 
+def _is_media_type(annotation: Any) -> bool:
+    """Binary and content-block returns travel as MCP content blocks, not as structured content."""
+    if typing.get_origin(annotation) in (list, tuple, typing.Union, types.UnionType):
+        members = [arg for arg in typing.get_args(annotation) if arg not in (Ellipsis, type(None))]
+        return bool(members) and all(_is_media_type(arg) for arg in members)
+    return isinstance(annotation, type) and issubclass(annotation, _MEDIA_TYPES)
+
+
 def _response_schema(func: Callable[..., Any], hints: dict[str, Any]) -> Any:
     annotation = _result_annotation(func, hints)
-    if annotation in (inspect.Signature.empty, None, type(None), Any):
+    if annotation in (inspect.Signature.empty, None, type(None), Any) or _is_media_type(annotation):
         return None
     try:
         return pydantic.TypeAdapter(annotation).json_schema()

@@ -24,9 +24,20 @@ class ToolConfirmation(BaseModel):
 
     @classmethod
     def from_response_dict(cls, response: dict[str, Any]) -> ToolConfirmation:
-        """Read a confirmation from a function response: the dict itself, or ADK web's `{"response": "<json>"}`."""
-        if set(response) == {"response"} and isinstance(response["response"], str):
-            return cls.model_validate(json.loads(response["response"]))
+        """Read a confirmation from a function response.
+
+        Accepts the confirmation dict itself, or ADK web's wrapper `{"response": "<json>"}` (whose value may
+        also be the dict itself).
+
+        Raises:
+            pydantic.ValidationError: the dict is not a confirmation.
+            ValueError: the wrapped string is not JSON.
+        """
+        if set(response) == {"response"}:
+            wrapped = response["response"]
+            if isinstance(wrapped, str | bytes):
+                return cls.model_validate(json.loads(wrapped))
+            return cls.model_validate(wrapped)
         return cls.model_validate(response)
 
 

@@ -11,9 +11,15 @@ from gateway.tools.context import ToolContext
 __all__ = ["RESERVED_TOOL_NAMES", "BaseTool"]
 
 RESERVED_TOOL_NAMES: Final = frozenset(
-    {"adk_request_confirmation", "adk_request_credential", "adk_request_input", "transfer_to_agent", "set_model_response"}
+    {
+        "adk_request_confirmation",
+        "adk_request_credential",
+        "adk_request_input",
+        "transfer_to_agent",
+        "set_model_response",
+    }
 )
-"""Names ADK's runtime uses for its own function calls; a tool with one of them would be shadowed or hijack it."""
+"""Names ADK's runtime uses for its own function calls; a tool named so would be shadowed or hijack them."""
 
 
 def check_tool_name(name: str) -> None:
@@ -36,11 +42,21 @@ class BaseTool:
         is_long_running: bool = False,
         custom_metadata: dict[str, Any] | None = None,
     ) -> None:
-        check_tool_name(name)
         self.name = name
         self.description = description
         self.is_long_running = is_long_running
         self.custom_metadata = custom_metadata
+
+    @property
+    def name(self) -> str:
+        """The name the model calls this tool by; ADK's reserved names are refused."""
+        return self._name
+
+    @name.setter
+    def name(self, name: str) -> None:
+        # A setter, so that renaming (a toolset prefix, user code) cannot produce a reserved name either.
+        check_tool_name(name)
+        self._name = name
 
     def _get_declaration(self) -> FunctionDeclaration | None:
         """The declaration a model sees; None for tools a model does not call directly."""

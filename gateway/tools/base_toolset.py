@@ -7,7 +7,9 @@ from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
-from gateway.tools.base_tool import BaseTool, check_tool_name
+import anyio
+
+from gateway.tools.base_tool import BaseTool
 from gateway.tools.context import ReadonlyContext
 
 __all__ = ["BaseToolset", "ToolPredicate"]
@@ -49,8 +51,7 @@ class BaseToolset(ABC):
         renamed: list[BaseTool] = []
         for tool in tools:
             clone = copy.copy(tool)
-            clone.name = f"{self.tool_name_prefix}_{tool.name}"
-            check_tool_name(clone.name)
+            clone.name = f"{self.tool_name_prefix}_{tool.name}"  # refuses a reserved name
             renamed.append(clone)
         return renamed
 
@@ -70,4 +71,6 @@ class BaseToolset(ABC):
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        await self.close()
+        # Shielded: a cancelled task leaving the `async with` must still release connections and processes.
+        with anyio.CancelScope(shield=True):
+            await self.close()

@@ -1,8 +1,9 @@
 """The context a tool runs with: `ReadonlyContext` and `ToolContext`, shaped like ADK's.
 
-A `ToolContext` carries the scoped state, the actions a call requests (confirmation, state and artifact deltas),
-artifacts, and a seam through which the MCP server lends the tool its client's features (progress, logging,
-elicitation, sampling). Outside a server those features raise `ServiceNotConfiguredError` naming what is missing.
+A `ToolContext` carries the scoped state, the actions a call requests (confirmation, state and artifact
+deltas), artifacts, and a seam through which the MCP server lends the tool its client's features (progress,
+logging, elicitation, sampling). Outside a server those features raise `ServiceNotConfiguredError` naming
+what is missing.
 """
 
 from __future__ import annotations
@@ -67,6 +68,15 @@ class ClientFeatures(Protocol):
         ...
 
 
+def _as_state(state: State | Mapping[str, Any] | None) -> State:
+    """A `State` over `state`; a plain dict is written through, as ADK's state writes to the session's."""
+    if isinstance(state, State):
+        return state
+    if isinstance(state, dict):
+        return State(state)
+    return State(dict(state or {}))
+
+
 class ReadonlyContext:
     """What a toolset or a predicate may read about the current session (ADK's `ReadonlyContext`)."""
 
@@ -80,7 +90,7 @@ class ReadonlyContext:
         invocation_id: str | None = None,
         agent_name: str = "",
     ) -> None:
-        self._state = state if isinstance(state, State) else State(dict(state or {}))
+        self._state = _as_state(state)
         self.app_name = app_name
         self.user_id = user_id
         self.session_id = session_id
@@ -122,7 +132,7 @@ class ToolContext(ReadonlyContext):
         )
         self.function_call_id: str | None = function_call_id or f"adk-{uuid.uuid4()}"
         self.tool_confirmation = tool_confirmation
-        self._actions = actions or EventActions()
+        self._actions = EventActions() if actions is None else actions
         self._artifact_service = artifact_service
         self._client = client
         self.progress_sink: ProgressSink = progress_sink or ProgressLog()
@@ -134,27 +144,36 @@ class ToolContext(ReadonlyContext):
 
     @property
     def actions(self) -> EventActions:
-        """The actions this call requests; `state_delta` includes in-place changes to values read from state."""
-        self._actions.state_delta = self._state.delta
+        """The actions this call requests.
+
+        `state_delta` includes every state write and in-place change to a value read from state; keys a caller
+        put in `state_delta` directly are kept.
+        """
+        self._actions.state_delta.update(self._state.delta)
         return self._actions
 
-    # --- confirmation -------------------------------------------------------------------------------------------
+    # --- confirmation ---------------------------------------------------------------------------------------
 
     def request_confirmation(self, *, hint: str | None = None, payload: Any | None = None) -> None:
-        """Ask a human to confirm this call before it runs; the call's result should say it awaits approval."""
+        """Ask a human to confirm this call before it runs; the result should say it awaits approval.
+
+        Raises:
+            ValueError: `function_call_id` is None, so there is no call to attach the request to.
+        """
         if not self.function_call_id:
             raise ValueError("function_call_id is not set: a confirmation must belong to one function call.")
         self._actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
             hint=hint or "", payload=payload
         )
 
-    # --- artifacts ----------------------------------------------------------------------------------------------
+    # --- artifacts ------------------------------------------------------------------------------------------
 
     def _artifacts(self) -> ArtifactService:
         if self._artifact_service is None:
             raise ServiceNotConfiguredError(
-                "Artifact service is not initialized. Pass artifact_service= to the ToolContext "
-                "(gateway.InMemoryArtifactService keeps artifacts in memory)."
+                "Artifact service is not initialized: this ToolContext has no artifact_service. Pass "
+                "artifact_service= to the ToolContext (gateway.tools.InMemoryArtifactService keeps artifacts "
+                "in memory)."
             )
         return self._artifact_service
 
@@ -186,18 +205,19 @@ class ToolContext(ReadonlyContext):
             app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
         )
 
-    # --- MCP client features ------------------------------------------------------------------------------------
+    # --- MCP client features --------------------------------------------------------------------------------
 
     def _client_features(self, what: str) -> ClientFeatures:
         if self._client is None:
             raise ServiceNotConfiguredError(
-                f"{what} is not available: this tool is not running inside an MCP server session, "
-                "so there is no client to ask. Serve it with gateway.serve() or pass client= to the ToolContext."
+                f"{what} is not available: this ToolContext has no MCP client (the tool is not running "
+                "inside an MCP server session). Pass client= (an object implementing "
+                "gateway.tools.ClientFeatures) to the ToolContext."
             )
         return self._client
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Report progress of this call to the MCP client (a no-op when the client sent no progress token)."""
+        """Report progress of this call to the MCP client (a no-op if the client sent no progress token)."""
         await self._client_features("Reporting progress").report_progress(progress, total, message)
 
     async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
@@ -226,4 +246,3 @@ class ToolContext(ReadonlyContext):
     async def send_progress(self, update: Any) -> None:
         """Deliver one intermediate update of a long-running tool to the progress sink."""
         await self.progress_sink(update)
-

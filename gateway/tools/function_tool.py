@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import typing
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from typing import Any, Literal, cast
 
 import anyio
 import anyio.to_thread
 import pydantic
+from pydantic.fields import FieldInfo
 
 from adapters import FunctionDeclaration, function_to_declaration, parameters_model
 from adapters.signature import callable_name
@@ -30,6 +30,8 @@ _CONTEXT_PARAMETER = "tool_context"
 _MAX_INPUT_REPR = 80
 _RUNTIME_PARAMETERS = frozenset({_CONTEXT_PARAMETER, "input_stream"})
 
+_Kind = Literal["sync", "coroutine", "generator", "async_generator"]
+
 
 def confirmation_hint(tool_name: str) -> str:
     """ADK's hint shown to the human who confirms a call."""
@@ -39,21 +41,18 @@ def confirmation_hint(tool_name: str) -> str:
     )
 
 
-def _context_parameter(func: Callable[..., Any]) -> str | None:
-    """The parameter that receives the ToolContext: the first one typed `ToolContext`, else one named so."""
-    try:
-        hints = typing.get_type_hints(_unwrap(func))
-    except (NameError, TypeError, AttributeError):
-        hints = {}
-    names = list(inspect.signature(func).parameters)
-    for name in names:
-        hint = hints.get(name)
-        if hint is ToolContext or ToolContext in typing.get_args(hint):
-            return name
-    return _CONTEXT_PARAMETER if _CONTEXT_PARAMETER in names else None
+def missing_arguments_error(tool_name: str, missing: list[str]) -> dict[str, str]:
+    """ADK's error dict for a call without some mandatory arguments (the names joined with newlines)."""
+    names = "\n".join(missing)
+    return {
+        "error": f"Invoking `{tool_name}()` failed as the following mandatory input parameters are not "
+        f"present:\n{names}\nYou could retry calling this tool, but it is IMPORTANT for you to provide all "
+        "the mandatory parameters."
+    }
 
 
 def _unwrap(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose code runs: a partial's function, a callable object's `__call__`."""
     while isinstance(func, functools.partial):
         func = func.func  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if not (inspect.isfunction(func) or inspect.ismethod(func)):
@@ -63,7 +62,26 @@ def _unwrap(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _kind(func: Callable[..., Any]) -> str:
+def _is_context_hint(hint: Any) -> bool:
+    # `Optional[ToolContext]` counts too, as in ADK.
+    return hint is ToolContext or ToolContext in typing.get_args(hint)
+
+
+def _context_parameter(func: Callable[..., Any], parameters: Mapping[str, inspect.Parameter]) -> str | None:
+    """The parameter that receives the ToolContext: the first one typed `ToolContext`, else one named so."""
+    try:
+        hints = typing.get_type_hints(_unwrap(func))
+    except (NameError, TypeError, AttributeError):
+        # Unresolvable hints are reported by the schema builder; here only a string annotation can help.
+        hints = {name: p.annotation for name, p in parameters.items()}
+    for name in parameters:
+        hint = hints.get(name)
+        if _is_context_hint(hint) or hint == "ToolContext":
+            return name
+    return _CONTEXT_PARAMETER if _CONTEXT_PARAMETER in parameters else None
+
+
+def _kind(func: Callable[..., Any]) -> _Kind:
     target = _unwrap(func)
     if inspect.isasyncgenfunction(target):
         return "async_generator"
@@ -75,6 +93,7 @@ def _kind(func: Callable[..., Any]) -> str:
 
 
 def _validation_message(tool_name: str, error: pydantic.ValidationError) -> str:
+    """ADK's validation error text, one line per bad field, each with the input that was rejected."""
     lines = [f"Invoking `{tool_name}()` failed due to argument validation errors:"]
     for detail in error.errors(include_url=False):
         where = ".".join(str(part) for part in detail["loc"])
@@ -86,15 +105,16 @@ def _validation_message(tool_name: str, error: pydantic.ValidationError) -> str:
 
 
 async def _call_predicate(predicate: Callable[..., Any], args: dict[str, Any], tool_context: ToolContext) -> bool:
-    offered = {**args, _CONTEXT_PARAMETER: tool_context}
+    """Call a confirmation predicate with the arguments it declares (all of them if it takes `**kwargs`)."""
     parameters = inspect.signature(predicate).parameters
+    offered = {**args, _CONTEXT_PARAMETER: tool_context}
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
         chosen = offered
     else:
         chosen = {name: value for name, value in offered.items() if name in parameters}
-        for name, param in parameters.items():
-            if param.annotation is ToolContext or param.annotation == "ToolContext":
-                chosen[name] = tool_context
+        context_name = _context_parameter(predicate, parameters)
+        if context_name is not None:
+            chosen[context_name] = tool_context
     answer = predicate(**chosen)
     if inspect.isawaitable(answer):
         answer = await answer
@@ -104,21 +124,31 @@ async def _call_predicate(predicate: Callable[..., Any], args: dict[str, Any], t
 class FunctionTool(BaseTool):
     """A tool that calls a Python function (sync or async, a bound method or a callable object).
 
-    The declaration comes from the signature and docstring (see `adapters.function_to_declaration`). A parameter
-    named `tool_context` or typed `ToolContext` receives the context and is hidden from the model.
+    The declaration comes from the signature and docstring (see `adapters.function_to_declaration`).
+    A parameter named `tool_context` or typed `ToolContext` receives the context and is hidden from the model.
 
     Args:
         func: the callable.
         require_confirmation: ask a human before each call (`True`), never (`False`), or when a predicate
             over the call's arguments says so.
+
+    Raises:
+        ToolDefinitionError: `func` is not callable, its signature cannot be read, a type hint has no JSON
+            Schema, or its name is reserved by ADK.
     """
 
     def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:
         if not callable(func):
             raise ToolDefinitionError(f"FunctionTool needs a callable, got {type(func).__name__}: {func!r}")
+        try:
+            signature = inspect.signature(func)
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(
+                f"Cannot read the signature of {func!r} ({exc}); wrap it in a Python function with typed parameters."
+            ) from exc
         self.func = func
         self._require_confirmation = require_confirmation
-        self._context_param = _context_parameter(func)
+        self._context_param = _context_parameter(func, signature.parameters)
         excluded = _RUNTIME_PARAMETERS | ({self._context_param} if self._context_param else set[str]())
         try:
             self._parameters = parameters_model(func, exclude=excluded, context_types=(ToolContext,))
@@ -126,9 +156,13 @@ class FunctionTool(BaseTool):
         except TypeError as exc:
             raise ToolDefinitionError(str(exc)) from exc
         self._known = frozenset(self._parameters.field_to_parameter.values())
-        self._takes_kwargs = any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in inspect.signature(func).parameters.values()
-        )
+        # `x: int = Field(5, description=...)`: Python would pass the FieldInfo itself as the default.
+        self._field_defaults = {
+            name: param.default
+            for name, param in signature.parameters.items()
+            if name in self._known and isinstance(param.default, FieldInfo) and not param.default.is_required()
+        }
+        self._takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
         self._kind = _kind(func)
         super().__init__(name=callable_name(func), description=self._declaration.description or "")
 
@@ -160,15 +194,14 @@ class FunctionTool(BaseTool):
 
         missing = [name for name in self._parameters.required if name not in given]
         if missing:
-            return {
-                "error": f"Invoking `{self.name}()` failed as the following mandatory input parameters are not "
-                f"present:\n{chr(10).join(missing)}\nYou could retry calling this tool, but it is IMPORTANT for "
-                "you to provide all the mandatory parameters."
-            }
+            return missing_arguments_error(self.name, missing)
         try:
             call_args = self._parameters.validate(given)
         except pydantic.ValidationError as exc:
             return {"error": _validation_message(self.name, exc)}
+        for name, field in self._field_defaults.items():
+            if name not in call_args:
+                call_args[name] = field.get_default(call_default_factory=True, validated_data=dict(call_args))
         if self._takes_kwargs:
             call_args.update(extra)
 
@@ -184,7 +217,9 @@ class FunctionTool(BaseTool):
         if self._context_param is not None:
             call_args[self._context_param] = tool_context
         result = await self._invoke(call_args, tool_context)
-        return result if isinstance(result, dict) else {"result": result}
+        if isinstance(result, dict):
+            return cast("dict[str, Any]", result)
+        return {"result": result}
 
     async def _invoke(self, call_args: dict[str, Any], tool_context: ToolContext) -> Any:
         if self._kind == "async_generator":
@@ -195,6 +230,7 @@ class FunctionTool(BaseTool):
             return await self.func(**call_args)
         result = await anyio.to_thread.run_sync(functools.partial(self.func, **call_args))
         if inspect.isawaitable(result):
+            # A sync wrapper around an async function returns a coroutine.
             result = await result
         return result
 
@@ -202,10 +238,14 @@ class FunctionTool(BaseTool):
 async def _drain_async(generator: AsyncGenerator[Any, Any], tool_context: ToolContext) -> Any:
     """Deliver every yielded value to the progress sink; the last one is the result."""
     last: Any = None
-    async with contextlib.aclosing(generator):
+    try:
         async for update in generator:
             last = update
             await tool_context.send_progress(update)
+    finally:
+        # Shielded, so that the generator's `finally` can still await when the call was cancelled.
+        with anyio.CancelScope(shield=True):
+            await generator.aclose()
     return last
 
 

@@ -1,0 +1,102 @@
+"""Tool references on the command line and in config files: `package.module:attr` or `path/to/file.py`."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from gateway.errors import ConfigError, ToolDefinitionError
+from gateway.tools import BaseTool, BaseToolset
+from gateway.tools.tool_union import as_tool
+
+__all__ = ["load_tools"]
+
+
+def _import_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise ConfigError(f"Tool file {str(path)!r} does not exist (resolved to {path.resolve()}).")
+    # A name derived from the absolute path keeps two files called tools.py apart.
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
+    name = f"adk_mcp_gateway_tools_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"Tool file {str(path)!r} cannot be imported as a Python module.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ConfigError(f"Importing tool file {str(path)!r} failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _import_module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"Cannot import module {name!r} ({exc}). Check the spelling, install the package, or run from "
+            "the directory that contains it."
+        ) from exc
+    except Exception as exc:
+        raise ConfigError(f"Importing module {name!r} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _module_tools(module: ModuleType, reference: str) -> list[BaseTool | BaseToolset]:
+    """The module's `__all__`, else the public functions it defines and the tool objects it holds."""
+    exported: list[str] | None = getattr(module, "__all__", None)
+    if exported is not None:
+        return [_coerce(getattr(module, name), f"{reference}:{name}") for name in exported]
+    found: list[BaseTool | BaseToolset] = []
+    for name, value in vars(module).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, BaseTool | BaseToolset):
+            found.append(value)
+        elif inspect.isfunction(value) and value.__module__ == module.__name__:
+            found.append(_coerce(value, f"{reference}:{name}"))
+    if not found:
+        raise ConfigError(f"{reference!r} defines no public functions or tools to publish.")
+    return found
+
+
+def _coerce(value: object, reference: str) -> BaseTool | BaseToolset:
+    try:
+        return as_tool(value)
+    except ToolDefinitionError as exc:
+        raise ConfigError(f"{reference!r}: {exc}") from exc
+
+
+def load_tools(reference: str) -> list[BaseTool | BaseToolset]:
+    """Load the tools a reference names.
+
+    `path/to/file.py` and `package.module` publish the module's `__all__`, or else every public function defined
+    in it and every tool or toolset object it holds; `package.module:attr` publishes one callable, tool,
+    toolset, or a list of them.
+
+    Raises:
+        ConfigError: the reference cannot be resolved; the message says what was found instead.
+    """
+    module_part, _, attr = reference.partition(":")
+    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
+        module = _import_file(Path(module_part))
+    else:
+        module = _import_module(module_part)
+    if not attr:
+        return _module_tools(module, reference)
+    if not hasattr(module, attr):
+        public = sorted(name for name in vars(module) if not name.startswith("_"))
+        raise ConfigError(
+            f"{reference!r}: module {module_part!r} has no attribute {attr!r}. Public names there: "
+            f"{', '.join(public) or '(none)'}."
+        )
+    value = getattr(module, attr)
+    if isinstance(value, list | tuple):
+        return [_coerce(item, f"{reference}[{index}]") for index, item in enumerate(value)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    return [_coerce(value, reference)]
