@@ -135,7 +135,7 @@ class ToolContext(ReadonlyContext):
         self._actions = EventActions() if actions is None else actions
         self._artifact_service = artifact_service
         self._client = client
-        self.progress_sink: ProgressSink = progress_sink or ProgressLog()
+        self.progress_sink: ProgressSink = ProgressLog() if progress_sink is None else progress_sink
 
     @property
     def state(self) -> State:  # pyright: ignore[reportIncompatibleMethodOverride]

@@ -162,12 +162,22 @@ class FunctionTool(BaseTool):
             for name, param in signature.parameters.items()
             if name in self._known and isinstance(param.default, FieldInfo) and not param.default.is_required()
         }
+        self._positional_only = [
+            p for p in signature.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY
+        ]
         self._takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
         self._kind = _kind(func)
         super().__init__(name=callable_name(func), description=self._declaration.description or "")
 
     def _get_declaration(self) -> FunctionDeclaration:
         return self._declaration
+
+    def get_declaration(self) -> FunctionDeclaration:
+        """The declaration under this tool's current name; a function tool always has one."""
+        declaration = self._get_declaration()
+        if declaration.name != self.name:
+            declaration = declaration.model_copy(update={"name": self.name})
+        return declaration
 
     @property
     def require_confirmation(self) -> ConfirmationPolicy:
@@ -221,14 +231,28 @@ class FunctionTool(BaseTool):
             return cast("dict[str, Any]", result)
         return {"result": result}
 
+    def _split_positional(self, call_args: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Pass positional-only parameters (`def f(a, /)`, many builtins) by position."""
+        keywords = dict(call_args)
+        positional: list[Any] = []
+        for param in self._positional_only:
+            if param.name in keywords:
+                positional.append(keywords.pop(param.name))
+            elif param.default is not inspect.Parameter.empty:
+                positional.append(param.default)  # keeps the later ones in their places
+            else:
+                break
+        return positional, keywords
+
     async def _invoke(self, call_args: dict[str, Any], tool_context: ToolContext) -> Any:
+        positional, keywords = self._split_positional(call_args)
         if self._kind == "async_generator":
-            return await _drain_async(self.func(**call_args), tool_context)
+            return await _drain_async(self.func(*positional, **keywords), tool_context)
         if self._kind == "generator":
-            return await _drain_sync(self.func(**call_args), tool_context)
+            return await _drain_sync(self.func(*positional, **keywords), tool_context)
         if self._kind == "coroutine":
-            return await self.func(**call_args)
-        result = await anyio.to_thread.run_sync(functools.partial(self.func, **call_args))
+            return await self.func(*positional, **keywords)
+        result = await anyio.to_thread.run_sync(functools.partial(self.func, *positional, **keywords))
         if inspect.isawaitable(result):
             # A sync wrapper around an async function returns a coroutine.
             result = await result

@@ -1,0 +1,146 @@
+"""The MCP client's features, lent to a tool through its `ToolContext` for the length of one call.
+
+Elicitation and sampling reach the client in whichever way the connection allows:
+
+* handshake era with a back channel (stdio, SSE, stateful streamable HTTP): a push request
+  (`elicitation/create`, `sampling/createMessage`) in the middle of the call;
+* modern era (2026-07-28): the call ends with an `InputRequiredResult`; the client answers and retries, the tool
+  runs again from the start and this time receives the answers, in the order it asked (answers from earlier
+  rounds travel in the sealed `requestState`).
+
+Anything else (a client without the capability, stateless or JSON-response HTTP in the handshake era) raises
+`ServiceNotConfiguredError` with a sentence saying why.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final, cast
+
+from mcp import MCPError, types
+from mcp.server.context import ServerRequestContext
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from gateway.errors import ServiceNotConfiguredError
+
+__all__ = ["InputRequired", "McpClientFeatures"]
+
+_STATE_VERSION: Final = 1
+
+
+class InputRequired(Exception):
+    """Raised inside a tool call to end it with an `InputRequiredResult` (modern era)."""
+
+    def __init__(self, key: str, request: types.ElicitRequest | types.CreateMessageRequest) -> None:
+        super().__init__(key)
+        self.key = key
+        self.request = request
+
+
+class McpClientFeatures:
+    """`ClientFeatures` for one `tools/call`, bound to its request context."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> None:
+        self._ctx = ctx
+        self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        self._answers: dict[str, Any] = dict(_earlier_answers(params.request_state))
+        for key, answer in (params.input_responses or {}).items():
+            self._answers[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        self._asked = 0
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """Every answer the client gave so far in this call's rounds."""
+        return self._answers
+
+    def request_state(self) -> str:
+        """The plaintext carried to the next round (sealed by the SDK's `RequestStateBoundary`)."""
+        return json.dumps({"v": _STATE_VERSION, "answers": self._answers}, separators=(",", ":"))
+
+    # --- ClientFeatures -----------------------------------------------------------------------------------------
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` on the call's own stream (a no-op without a progress token)."""
+        await self._ctx.session.report_progress(progress, total, message)
+
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send `notifications/message` on the call's own stream."""
+        await self._ctx.session.send_log_message(  # pyright: ignore[reportDeprecated] - still the way to log before 2026-07-28
+            level=level, data=data, logger=logger, related_request_id=self._ctx.request_id
+        )
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
+        """Ask the user to fill a flat form."""
+        self._require(
+            "Elicitation",
+            types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+            "elicitation",
+        )
+        params = types.ElicitRequestFormParams(message=message, requested_schema=requested_schema)  # pyright: ignore[reportArgumentType]
+        key = self._next_key("elicit")
+        if key in self._answers:
+            return types.ElicitResult.model_validate(self._answers[key])
+        if self._modern:
+            raise InputRequired(key, types.ElicitRequest(params=params))
+        self._require_back_channel("Elicitation")
+        return await self._ctx.session.elicit_form(
+            message=message, requested_schema=params.requested_schema, related_request_id=self._ctx.request_id
+        )
+
+    async def sample(
+        self,
+        messages: list[types.SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client's model for a completion."""
+        self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
+        key = self._next_key("sample")
+        if key in self._answers:
+            return types.CreateMessageResult.model_validate(self._answers[key])
+        if self._modern:
+            params = types.CreateMessageRequestParams(
+                messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+            )
+            raise InputRequired(key, types.CreateMessageRequest(params=params))
+        self._require_back_channel("Sampling")
+        return await self._ctx.session.create_message(  # pyright: ignore[reportDeprecated]
+            messages=messages,
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            related_request_id=self._ctx.request_id,
+        )
+
+    # --- helpers ------------------------------------------------------------------------------------------------
+
+    def _next_key(self, kind: str) -> str:
+        key = f"{kind}-{self._asked}"
+        self._asked += 1
+        return key
+
+    def _require(self, what: str, capability: types.ClientCapabilities, name: str) -> None:
+        if not self._ctx.session.check_client_capability(capability):
+            raise ServiceNotConfiguredError(
+                f"{what} is not available: the MCP client did not declare the '{name}' capability."
+            )
+
+    def _require_back_channel(self, what: str) -> None:
+        if not self._ctx.session.can_send_request:
+            raise ServiceNotConfiguredError(
+                f"{what} is not available on this connection: it has no channel for server-to-client requests "
+                "(stateless or JSON-response HTTP). Use a stateful streamable HTTP, SSE or stdio connection."
+            )
+
+
+def _earlier_answers(request_state: str | None) -> dict[str, Any]:
+    if not request_state:
+        return {}
+    try:
+        state = json.loads(request_state)
+    except ValueError as exc:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid requestState") from exc
+    answers: Any = cast("dict[str, Any]", state).get("answers") if isinstance(state, dict) else None
+    return cast("dict[str, Any]", answers) if isinstance(answers, dict) else {}

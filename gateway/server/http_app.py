@@ -1,0 +1,131 @@
+"""The HTTP front of a `ToolServer`: streamable HTTP at `/mcp`, SSE at `/sse` + `/messages/`, `GET /healthz`.
+
+Secure by default: DNS-rebinding protection (Host and Origin must be loopback unless more hosts are allowed),
+optional bearer tokens (401 without one; sessions are bound to the token's principal by the SDK's session
+manager), and a request-body limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import AsyncGenerator, Sequence
+from typing import Any, Final
+
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.sse import SseServerTransport
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from gateway.server.auth import StaticTokenVerifier
+from gateway.server.identity import connection_id
+from gateway.server.tool_server import ToolServer
+
+__all__ = ["DEFAULT_MAX_BODY", "create_app"]
+
+DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+_LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+
+
+def transport_security(allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection: loopback plus `allowed_hosts` (each `host` or `host:port`, any port if bare)."""
+    hosts = [*_LOOPBACK_HOSTS, *allowed_hosts]
+    with_ports = [h if ":" in h.strip("[]") and not h.startswith("[") else f"{h}:*" for h in hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*hosts, *with_ports],
+        allowed_origins=[f"{scheme}://{h}" for h in with_ports for scheme in ("http", "https")]
+        + [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
+    )
+
+
+def create_app(
+    tool_server: ToolServer,
+    *,
+    stateless: bool = False,
+    json_response: bool = False,
+    auth_tokens: dict[str, str] | None = None,
+    allowed_hosts: Sequence[str] = (),
+    max_body_size: int = DEFAULT_MAX_BODY,
+    session_idle_timeout: float = 1800,
+) -> Starlette:
+    """A Starlette app serving `tool_server` over streamable HTTP and SSE.
+
+    Mount it into another Starlette app with `lifespan=app.router.lifespan_context` (the lifespan starts the
+    session manager and closes the tool server).
+
+    Args:
+        tool_server: the tools to publish.
+        stateless: streamable HTTP without sessions (every POST stands alone; no server→client requests in
+            the handshake era).
+        json_response: answer POSTs with plain JSON instead of SSE streams.
+        auth_tokens: {token: principal}; when given, every MCP request needs `Authorization: Bearer <token>`.
+        allowed_hosts: host names besides loopback that Host/Origin may name (for a reverse proxy).
+        max_body_size: largest accepted request body in bytes (413 above it).
+        session_idle_timeout: seconds after which an idle streamable HTTP session is closed.
+    """
+    security = transport_security(allowed_hosts)
+    manager = StreamableHTTPSessionManager(
+        app=tool_server.server,
+        json_response=json_response,
+        stateless=stateless,
+        security_settings=security,
+        max_request_body_size=max_body_size,
+        session_idle_timeout=session_idle_timeout,
+    )
+    sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_size)
+
+    async def handle_sse(scope: Scope, receive: Receive, send: Send) -> None:
+        token = connection_id.set(uuid.uuid4().hex)
+        try:
+            async with sse.connect_sse(scope, receive, send) as (read, write):
+                await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+        finally:
+            connection_id.reset(token)
+
+    async def healthz(_request: Request) -> Response:
+        return JSONResponse({"status": "ok", "server": tool_server.name})
+
+    def guarded(app: ASGIApp) -> ASGIApp:
+        return RequireAuthMiddleware(app, required_scopes=[]) if auth_tokens else app
+
+    routes: list[Route | Mount] = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/mcp", guarded(StreamableHTTPASGIApp(manager)), methods=["GET", "POST", "DELETE"]),
+        Route("/sse", guarded(_asgi_endpoint(handle_sse)), methods=["GET"]),
+        Mount("/messages/", app=guarded(sse.handle_post_message)),
+    ]
+    middleware: list[Middleware] = []
+    if auth_tokens:
+        middleware = [
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(auth_tokens))),
+            Middleware(AuthContextMiddleware),
+        ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await tool_server.aclose()
+
+    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+class _asgi_endpoint:
+    """Wraps an ASGI callable so Starlette's `Route` treats it as an ASGI app rather than a request handler."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)

@@ -1,0 +1,110 @@
+"""Run a `ToolServer`: `serve()` (blocking), `serve_async()`, over stdio, SSE or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import uvicorn
+from mcp.server.stdio import stdio_server
+
+from gateway.server.auth import tokens_from_env
+from gateway.server.http_app import DEFAULT_MAX_BODY, create_app
+from gateway.server.identity import connection_id
+from gateway.server.tool_server import ToolServer
+from gateway.state import SqliteStateStore, StateStore
+from gateway.state.sqlite_store import default_state_path
+from gateway.tools.tool_union import ToolUnion
+
+__all__ = ["Transport", "serve", "serve_async"]
+
+logger = logging.getLogger(__name__)
+
+Transport = Literal["stdio", "sse", "http"]
+GRACEFUL_SHUTDOWN_SECONDS = 10.0
+
+
+async def serve_async(
+    tools: Sequence[ToolUnion] | ToolServer,
+    *,
+    name: str = "adk-mcp-gateway",
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    sock: socket.socket | None = None,
+    state_path: str | os.PathLike[str] | None = None,
+    state_store: StateStore | None = None,
+    auth_tokens: dict[str, str] | None = None,
+    allowed_hosts: Sequence[str] = (),
+    stateless: bool = False,
+    json_response: bool = False,
+    max_body_size: int = DEFAULT_MAX_BODY,
+) -> None:
+    """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
+
+    Args:
+        tools: callables, `BaseTool`s and `BaseToolset`s, or a ready `ToolServer`.
+        name: the server name clients see (also the `app:` state scope).
+        transport: `stdio` (for Claude Desktop), `sse` or `http` (streamable HTTP; both are served by the same
+            HTTP app, at `/sse` and `/mcp`).
+        host: interface to bind; loopback by default.
+        port: TCP port for HTTP.
+        sock: an already bound socket to serve on instead of `host`/`port` (tests use `127.0.0.1:0`).
+        state_path: the SQLite file for session, `user:` and `app:` state (default: `default_state_path()`).
+        state_store: a store object instead of the SQLite file.
+        auth_tokens: {token: principal} required as bearer tokens over HTTP (default: `$ADK_MCP_GATEWAY_TOKENS`).
+        allowed_hosts: extra Host/Origin names accepted over HTTP (loopback is always accepted).
+        stateless: streamable HTTP without sessions.
+        json_response: plain JSON responses instead of SSE streams.
+        max_body_size: largest accepted HTTP request body.
+    """
+    if isinstance(tools, ToolServer):
+        tool_server = tools
+    else:
+        store = state_store or SqliteStateStore(Path(state_path) if state_path else default_state_path())
+        tool_server = ToolServer(tools, name=name, state_store=store)
+    if transport == "stdio":
+        await _serve_stdio(tool_server)
+        return
+    app = create_app(
+        tool_server,
+        stateless=stateless,
+        json_response=json_response,
+        auth_tokens=auth_tokens if auth_tokens is not None else tokens_from_env(),
+        allowed_hosts=allowed_hosts,
+        max_body_size=max_body_size,
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        lifespan="on",
+        log_level="warning",
+        timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
+    )
+    server = uvicorn.Server(config)
+    where = f"{host}:{port}" if sock is None else "{}:{}".format(*sock.getsockname()[:2])
+    logger.info("Serving %s over HTTP on http://%s/mcp (SSE: /sse)", tool_server.name, where)
+    await server.serve(sockets=[sock] if sock is not None else None)
+
+
+async def _serve_stdio(tool_server: ToolServer) -> None:
+    token = connection_id.set(uuid.uuid4().hex)
+    try:
+        async with stdio_server() as (read, write):
+            await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+    finally:
+        connection_id.reset(token)
+        with anyio.CancelScope(shield=True):
+            await tool_server.aclose()
+
+
+def serve(tools: Sequence[ToolUnion] | ToolServer, **options: Any) -> None:
+    """Blocking form of `serve_async` (same arguments); returns when the server stops."""
+    anyio.run(lambda: serve_async(tools, **options))

@@ -1,0 +1,294 @@
+"""`ToolServer`: local tools published as an MCP server (the `tools/*` handlers over the low-level SDK `Server`).
+
+Per `tools/call`: resolve the caller (`identity`), load its scoped state, build a `ToolContext` lending the
+client's features, run the tool, ask the client to confirm through elicitation when the tool requested a
+confirmation, write the state delta back, and translate the response with the adapters.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from typing import Any, Final, cast
+
+import jsonschema
+import pydantic
+from mcp import MCPError, types
+from mcp.server import NotificationOptions, Server
+from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+
+from adapters import response_to_mcp_result
+from adapters.mcp_tool import is_wrapped_output_schema
+from gateway.errors import ServiceNotConfiguredError
+from gateway.server.catalog import CatalogEntry, ToolCatalog
+from gateway.server.client_features import InputRequired, McpClientFeatures
+from gateway.server.identity import CallIdentity, identify
+from gateway.state import InMemoryStateStore, StateScope, StateStore
+from gateway.tools import ArtifactService, InMemoryArtifactService, ReadonlyContext, State, ToolConfirmation
+from gateway.tools.context import ToolContext
+from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED, FunctionTool
+from gateway.tools.tool_union import ToolUnion
+
+__all__ = ["CONFIRM_FIELD", "ToolServer"]
+
+logger = logging.getLogger(__name__)
+
+CONFIRM_FIELD: Final = "confirm"
+DEFAULT_PAGE_SIZE: Final = 100
+
+
+def _confirmation_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            CONFIRM_FIELD: {
+                "type": "boolean",
+                "title": "Allow this tool call",
+                "description": "Tick to run the tool, leave unticked to refuse.",
+                "default": False,
+            }
+        },
+        "required": [CONFIRM_FIELD],
+    }
+
+
+def _confirmation_message(name: str, args: dict[str, Any], confirmation: ToolConfirmation) -> str:
+    shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    message = f"Allow the tool call {name}({shown})?"
+    # ADK's default hint addresses a model ("respond with a FunctionResponse"); a person sees only custom hints.
+    if confirmation.hint and "FunctionResponse" not in confirmation.hint:
+        message += f"\n\n{confirmation.hint}"
+    return message
+
+
+def _error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def _schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    validator: Any = jsonschema.Draft202012Validator(schema)
+    return [
+        f"'{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}': {error.message}"
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    ]
+
+
+class _ProgressReporter:
+    """Turns a long-running tool's yields into monotonic MCP progress."""
+
+    def __init__(self, features: McpClientFeatures) -> None:
+        self._features = features
+        self._last = 0.0
+
+    async def __call__(self, update: object, /) -> None:
+        total: float | None = None
+        progress = self._last + 1.0
+        message: str | None
+        fields = cast("dict[str, Any]", update) if isinstance(update, dict) else {}
+        reported = fields.get("progress")
+        if isinstance(reported, int | float):
+            # Progress must never go backwards, whatever the tool reports.
+            progress = max(float(reported), self._last)
+            total_value = fields.get("total")
+            total = float(total_value) if isinstance(total_value, int | float) else None
+            message = str(fields["message"]) if "message" in fields else None
+        else:
+            message = update if isinstance(update, str) else pydantic.TypeAdapter(Any).dump_json(update).decode()
+        self._last = progress
+        await self._features.report_progress(progress, total, message)
+
+
+class ToolServer:
+    """Publishes tools as an MCP server.
+
+    Args:
+        tools: callables, `BaseTool`s and `BaseToolset`s, in publishing order.
+        name: the server name shown to clients.
+        state_store: where session, `user:` and `app:` state lives (default: in memory; the CLI and `serve()`
+            default to an embedded SQLite file).
+        artifact_service: where artifacts live (default: in memory).
+        page_size: tools per `tools/list` page.
+        request_state_keys: secrets (≥ 32 bytes) sealing the modern era's `requestState`; needed when several
+            processes serve one endpoint. Default: a key made at start-up.
+    """
+
+    def __init__(
+        self,
+        tools: Sequence[ToolUnion],
+        *,
+        name: str = "adk-mcp-gateway",
+        version: str = "",
+        instructions: str | None = None,
+        state_store: StateStore | None = None,
+        artifact_service: ArtifactService | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        request_state_keys: Sequence[bytes | str] | None = None,
+    ) -> None:
+        self.name = name
+        self.catalog = ToolCatalog(tools)
+        self.state_store: StateStore = state_store or InMemoryStateStore()
+        self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
+        self.page_size = page_size
+        self._listed: dict[str, frozenset[str]] = {}
+        self.server: Server[Any] = Server(
+            name,
+            version=version,
+            instructions=instructions,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+        )
+        security = (
+            RequestStateSecurity(keys=list(request_state_keys))
+            if request_state_keys
+            else RequestStateSecurity.ephemeral()
+        )
+        self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
+        # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
+        # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
+        self.server.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+            Server.create_initialization_options, self.server, NotificationOptions(tools_changed=True)
+        )
+
+    async def aclose(self) -> None:
+        """Close the toolsets and the state store."""
+        await self.catalog.aclose()
+        await self.state_store.aclose()
+
+    # --- sessions and state -------------------------------------------------------------------------------------
+
+    def _scope(self, identity: CallIdentity) -> StateScope:
+        return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
+
+    async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
+        loaded = await self.state_store.load(self._scope(identity))
+        context = ReadonlyContext(
+            state=dict(loaded), app_name=self.name, user_id=identity.principal, session_id=identity.session_key
+        )
+        return context, loaded
+
+    # --- tools/list ---------------------------------------------------------------------------------------------
+
+    async def _on_list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        identity = identify(ctx)
+        readonly, _ = await self._readonly_context(identity)
+        entries = list((await self.catalog.resolve(readonly)).values())
+        self._listed[identity.session_owner] = frozenset(e.tool.name for e in entries)
+        start = 0
+        if params is not None and params.cursor is not None:
+            if not params.cursor.isdigit() or int(params.cursor) > len(entries):
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid cursor {params.cursor!r} for tools/list.")
+            start = int(params.cursor)
+        end = start + self.page_size
+        return types.ListToolsResult(
+            tools=[entry.mcp_tool for entry in entries[start:end]],
+            next_cursor=str(end) if end < len(entries) else None,
+        )
+
+    # --- tools/call ---------------------------------------------------------------------------------------------
+
+    async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        identity = identify(ctx)
+        readonly, loaded = await self._readonly_context(identity)
+        entries = await self.catalog.resolve(readonly)
+        entry = entries.get(params.name)
+        if entry is None:
+            available = ", ".join(sorted(entries)) or "(none)"
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool {params.name!r}. Available tools: {available}.",
+                data={"available": sorted(entries)},
+            )
+        arguments = dict(params.arguments or {})
+        if not isinstance(entry.tool, FunctionTool):
+            # FunctionTools validate with pydantic (and convert); other tools get their declared JSON Schema checked.
+            errors = _schema_errors(entry.mcp_tool.input_schema, arguments)
+            if errors:
+                return _error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
+
+        features = McpClientFeatures(ctx, params)
+        try:
+            result = await self._run(ctx, entry, arguments, identity, loaded, features)
+        except InputRequired as needed:
+            return types.InputRequiredResult(
+                input_requests={needed.key: needed.request}, request_state=features.request_state()
+            )
+        await self._announce_changes(ctx, identity)
+        return result
+
+    async def _run(  # noqa: PLR0917 - private, called once
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        entry: CatalogEntry,
+        arguments: dict[str, Any],
+        identity: CallIdentity,
+        loaded: dict[str, Any],
+        features: McpClientFeatures,
+    ) -> types.CallToolResult:
+        tool = entry.tool
+        call_id = f"mcp-{ctx.request_id}"
+
+        def new_context(confirmation: ToolConfirmation | None) -> ToolContext:
+            return ToolContext(
+                state=State(dict(loaded)),
+                function_call_id=call_id,
+                tool_confirmation=confirmation,
+                artifact_service=self.artifact_service,
+                client=features,
+                progress_sink=_ProgressReporter(features),
+                app_name=self.name,
+                user_id=identity.principal,
+                session_id=identity.session_key,
+            )
+
+        context = new_context(None)
+        try:
+            response = await tool.run_async(args=arguments, tool_context=context)
+            requested = context.actions.requested_tool_confirmations.get(call_id)
+            if requested is not None:
+                try:
+                    answer = await features.elicit(
+                        _confirmation_message(tool.name, arguments, requested), _confirmation_schema()
+                    )
+                except ServiceNotConfiguredError as exc:
+                    return _error_result(f"{CONFIRMATION_REQUIRED} {exc} The tool was not run.")
+                if answer.action != "accept" or not (answer.content or {}).get(CONFIRM_FIELD):
+                    return _error_result(CONFIRMATION_REJECTED)
+                context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload))
+                response = await tool.run_async(args=arguments, tool_context=context)
+        except InputRequired:
+            raise
+        except ServiceNotConfiguredError as exc:
+            return _error_result(str(exc))
+        except Exception as exc:
+            logger.exception("Tool %s raised", tool.name)
+            return _error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+        if not (isinstance(response, dict) and "error" in response):
+            await self.state_store.apply(self._scope(identity), context.state.persistent_delta())
+        return _to_result(response, entry.mcp_tool.output_schema)
+
+    async def _announce_changes(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
+        """Send `tools/list_changed` when a call changed which tools this session sees."""
+        listed = self._listed.get(identity.session_owner)
+        if listed is None:
+            return
+        readonly, _ = await self._readonly_context(identity)
+        now = frozenset(await self.catalog.resolve(readonly))
+        if now != listed:
+            self._listed[identity.session_owner] = now
+            await ctx.session.send_tool_list_changed()
+
+
+def _to_result(response: Any, output_schema: dict[str, Any] | None) -> types.CallToolResult:
+    fields = cast("dict[str, Any]", response) if isinstance(response, dict) else None
+    is_error = fields is not None and "error" in fields
+    wrapped = output_schema is not None and is_wrapped_output_schema(output_schema)
+    if wrapped and not is_error and not (fields is not None and set(fields) == {"result"}):
+        return response_to_mcp_result({"result": response})
+    return response_to_mcp_result(response)

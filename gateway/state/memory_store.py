@@ -1,0 +1,75 @@
+"""`InMemoryStateStore`: state in dicts, for tests and for servers that need nothing to outlive them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import anyio.lowlevel
+
+from gateway.state.store import StateScope, encode_delta
+
+__all__ = ["InMemoryStateStore"]
+
+
+class InMemoryStateStore:
+    """A `StateStore` in process memory; its state ends with the process.
+
+    Values are kept as JSON text, so the store behaves as the SQLite one does (what goes in must be JSON, what
+    comes out is a fresh copy) and no caller can change it through an object it loaded.
+    """
+
+    def __init__(self) -> None:
+        self._app: dict[str, dict[str, str]] = {}
+        self._user: dict[tuple[str, str], dict[str, str]] = {}
+        self._session: dict[tuple[str, str, str], dict[str, str]] = {}
+
+    async def __aenter__(self) -> InMemoryStateStore:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def load(self, scope: StateScope) -> dict[str, Any]:
+        """The merged state of a call (see `StateStore.load`)."""
+        await anyio.lowlevel.checkpoint()
+        rows = {
+            **self._session.get(_session_owner(scope), {}),
+            **self._user.get(_user_owner(scope), {}),
+            **self._app.get(scope.app_name, {}),
+        }
+        return {key: json.loads(text) for key, text in rows.items()}
+
+    async def apply(self, scope: StateScope, delta: Mapping[str, Any]) -> None:
+        """Write the persistent keys of `delta` to their owners (see `StateStore.apply`)."""
+        encoded = encode_delta(delta)
+        await anyio.lowlevel.checkpoint()
+        # No await from here on: the whole delta lands before any other task runs.
+        for scope_name, key, text in encoded:
+            if scope_name == "app":
+                self._app.setdefault(scope.app_name, {})[key] = text
+            elif scope_name == "user":
+                self._user.setdefault(_user_owner(scope), {})[key] = text
+            else:
+                self._session.setdefault(_session_owner(scope), {})[key] = text
+
+    async def clear_session(self, scope: StateScope) -> None:
+        """Forget the session's own keys (see `StateStore.clear_session`)."""
+        await anyio.lowlevel.checkpoint()
+        self._session.pop(_session_owner(scope), None)
+
+    async def aclose(self) -> None:
+        """Nothing to release; present for the `StateStore` protocol."""
+        await anyio.lowlevel.checkpoint()
+
+
+def _user_owner(scope: StateScope) -> tuple[str, str]:
+    return (scope.app_name, scope.user_id)
+
+
+def _session_owner(scope: StateScope) -> tuple[str, str, str]:
+    return (scope.app_name, scope.user_id, scope.session_id)

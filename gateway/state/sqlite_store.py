@@ -1,0 +1,252 @@
+"""`SqliteStateStore`: state in an embedded SQLite file, the default store; it survives a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Generator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from gateway.errors import ConfigError
+from gateway.state.store import StateScope, encode_delta
+
+__all__ = ["SqliteStateStore", "default_state_path"]
+
+_T = TypeVar("_T")
+
+STATE_PATH_ENV = "ADK_MCP_GATEWAY_STATE"
+SCHEMA_VERSION = 1
+# How long a write waits for another process holding the database's write lock.
+BUSY_TIMEOUT_MS = 5_000
+
+# One row per key and owner. A row's owner is the app, the app and user, or the app, user and session;
+# the owner columns a scope does not use hold ''. Keys keep their prefix, so a load returns them as written.
+_SCHEMA = """
+CREATE TABLE state (
+    app_name   TEXT NOT NULL,
+    scope      TEXT NOT NULL CHECK (scope IN ('app', 'user', 'session')),
+    user_id    TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    updated_at REAL NOT NULL,
+    PRIMARY KEY (app_name, scope, user_id, session_id, key)
+) WITHOUT ROWID
+"""
+
+_LOAD = """
+SELECT key, value FROM state
+WHERE app_name = ?
+  AND (scope = 'app'
+       OR (scope = 'user' AND user_id = ?)
+       OR (scope = 'session' AND user_id = ? AND session_id = ?))
+"""
+
+_UPSERT = """
+INSERT INTO state (app_name, scope, user_id, session_id, key, value, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (app_name, scope, user_id, session_id, key)
+DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+"""
+
+_CLEAR_SESSION = "DELETE FROM state WHERE app_name = ? AND scope = 'session' AND user_id = ? AND session_id = ?"
+
+
+def default_state_path() -> Path:
+    """Where the gateway keeps its state unless told otherwise.
+
+    `$ADK_MCP_GATEWAY_STATE` if set; else `$XDG_STATE_HOME/adk-mcp-gateway/state.db`; else
+    `~/.local/state/adk-mcp-gateway/state.db`.
+    """
+    explicit = os.environ.get(STATE_PATH_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg_state = os.environ.get("XDG_STATE_HOME")
+    # The XDG spec says to ignore a relative path here.
+    base = Path(xdg_state) if xdg_state and os.path.isabs(xdg_state) else Path.home() / ".local" / "state"
+    return base / "adk-mcp-gateway" / "state.db"
+
+
+class SqliteStateStore:
+    """A `StateStore` in one SQLite file, written ahead (WAL) so reads do not wait for writes.
+
+    The file, its parent directory and the schema are created on first use (entering the store as an async
+    context manager opens it at once, so a bad path fails there). Each delta is one transaction. One
+    connection serves every call, from worker threads, one call at a time.
+
+    Args:
+        path: The database file. Several stores, and several processes, may share one file.
+
+    Raises:
+        ConfigError: (on first use) The file cannot be opened or created, is not a SQLite database, or holds a
+            newer schema than this version knows.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._path = Path(path)
+        self._connection: sqlite3.Connection | None = None
+        self._closed = False
+        # The lock guards the connection; the limiter keeps waiting callers from each holding one of the
+        # shared worker threads that synchronous tools run in.
+        self._lock = threading.Lock()
+        self._limiter = anyio.CapacityLimiter(1)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    def __repr__(self) -> str:
+        return f"SqliteStateStore({str(self._path)!r})"
+
+    async def __aenter__(self) -> SqliteStateStore:
+        await self._run(lambda connection: None)
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def load(self, scope: StateScope) -> dict[str, Any]:
+        """The merged state of a call (see `StateStore.load`)."""
+
+        def load(connection: sqlite3.Connection) -> list[tuple[str, str]]:
+            params = (scope.app_name, scope.user_id, scope.user_id, scope.session_id)
+            return connection.execute(_LOAD, params).fetchall()
+
+        rows = await self._run(load)
+        return {key: json.loads(text) for key, text in rows}
+
+    async def apply(self, scope: StateScope, delta: Mapping[str, Any]) -> None:
+        """Write the persistent keys of `delta` to their owners in one transaction (see `StateStore.apply`)."""
+        encoded = encode_delta(delta)
+        if not encoded:
+            return
+        now = time.time()
+        rows = [
+            (
+                scope.app_name,
+                scope_name,
+                "" if scope_name == "app" else scope.user_id,
+                scope.session_id if scope_name == "session" else "",
+                key,
+                text,
+                now,
+            )
+            for scope_name, key, text in encoded
+        ]
+
+        def apply(connection: sqlite3.Connection) -> None:
+            with _transaction(connection):
+                connection.executemany(_UPSERT, rows)
+
+        await self._run(apply)
+
+    async def clear_session(self, scope: StateScope) -> None:
+        """Forget the session's own keys (see `StateStore.clear_session`)."""
+
+        def clear(connection: sqlite3.Connection) -> None:
+            with _transaction(connection):
+                connection.execute(_CLEAR_SESSION, (scope.app_name, scope.user_id, scope.session_id))
+
+        await self._run(clear)
+
+    async def aclose(self) -> None:
+        """Close the connection; the store cannot be used afterwards. Calling it again does nothing."""
+
+        def close() -> None:
+            with self._lock:
+                self._closed = True
+                if self._connection is not None:
+                    self._connection.close()
+                    self._connection = None
+
+        await anyio.to_thread.run_sync(close, limiter=self._limiter)
+
+    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
+        def locked() -> _T:
+            with self._lock:
+                return operation(self._connect())
+
+        # Not abandoned on cancellation: a transaction always runs to its end, and the lock is released.
+        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._closed:
+            raise RuntimeError(f"The state store on {str(self._path)!r} is closed.")
+        if self._connection is None:
+            self._connection = _open(self._path)
+        return self._connection
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    where = str(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"Cannot create the directory for the state database {where!r}: {exc}. "
+            f"Choose another path (${STATE_PATH_ENV}) or fix the permissions."
+        ) from exc
+    try:
+        # isolation_level=None: no implicit transactions; `_transaction` begins and ends them explicitly.
+        connection = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise ConfigError(
+            f"Cannot open the state database {where!r}: {exc}. Choose another path (${STATE_PATH_ENV})."
+        ) from exc
+    try:
+        version = _prepare(connection)
+    except sqlite3.Error as exc:
+        connection.close()
+        raise ConfigError(
+            f"Cannot use {where!r} as the state database: {exc}. If it is not a SQLite file written by "
+            f"adk-mcp-gateway, choose another path (${STATE_PATH_ENV}); if it is damaged, move it aside."
+        ) from exc
+    if version > SCHEMA_VERSION:
+        connection.close()
+        raise ConfigError(
+            f"The state database {where!r} has schema version {version}, newer than this adk-mcp-gateway "
+            f"knows ({SCHEMA_VERSION}). Upgrade adk-mcp-gateway or choose another path (${STATE_PATH_ENV})."
+        )
+    return connection
+
+
+def _prepare(connection: sqlite3.Connection) -> int:
+    """Set the connection up and create the schema if the file has none; returns the file's schema version."""
+    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    # Reading the header here is what rejects a file that is not a database.
+    connection.execute("PRAGMA journal_mode = WAL").fetchone()
+    connection.execute("PRAGMA synchronous = NORMAL")
+    with _transaction(connection):
+        (version,) = connection.execute("PRAGMA user_version").fetchone()
+        if version == 0:
+            connection.execute(_SCHEMA)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            version = SCHEMA_VERSION
+    return int(version)
+
+
+@contextmanager
+def _transaction(connection: sqlite3.Connection) -> Generator[None]:
+    """`BEGIN IMMEDIATE` … `COMMIT`, or `ROLLBACK` on an error."""
+    # IMMEDIATE takes the write lock at once, so a transaction never fails half way for want of it.
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        # SQLite rolls back by itself on some errors (a full disk); a second ROLLBACK would hide the first error.
+        if connection.in_transaction:
+            connection.execute("ROLLBACK")
+        raise
+    connection.execute("COMMIT")
