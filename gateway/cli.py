@@ -1,6 +1,6 @@
 """The `adk-mcp-gateway` command line.
 
-Exit codes: 0 success; 1 runtime failure; 2 bad usage, configuration or tool reference.
+Exit codes: 0 success; 1 runtime failure; 2 bad usage, configuration or tool reference; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -46,6 +48,36 @@ def _parser() -> argparse.ArgumentParser:
     )
     tools.add_argument("--tools", dest="references", action="append", required=True, metavar="REF", help="repeatable")
     tools.add_argument("--json", action="store_true", help="print the tools/list result as JSON instead")
+
+    serve = commands.add_parser(
+        "serve",
+        help="publish Python functions as an MCP server (stdio, SSE or streamable HTTP)",
+        description="Publish the tools that references name as an MCP server. stdio is what Claude Desktop "
+        "starts; 'http' serves streamable HTTP at /mcp and SSE at /sse on the same port.",
+    )
+    serve.add_argument("--tools", dest="references", action="append", required=True, metavar="REF", help="repeatable")
+    serve.add_argument("--transport", choices=["stdio", "sse", "http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="TCP port (default: 8000)")
+    serve.add_argument("--name", default="adk-mcp-gateway", help="server name shown to clients")
+    serve.add_argument(
+        "--state",
+        metavar="PATH",
+        help="SQLite file for session/user/app state (default: $ADK_MCP_GATEWAY_STATE or "
+        "~/.local/state/adk-mcp-gateway/state.db)",
+    )
+    serve.add_argument(
+        "--auth-token",
+        action="append",
+        default=[],
+        metavar="[USER=]TOKEN",
+        help="require this bearer token over HTTP (repeatable; default: $ADK_MCP_GATEWAY_TOKENS)",
+    )
+    serve.add_argument(
+        "--allow-host", action="append", default=[], metavar="HOST", help="accept this Host/Origin besides loopback"
+    )
+    serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
+    serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
     return parser
 
 
@@ -91,9 +123,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "tools":
             tools = anyio.run(_collect, args.references)
             _print_tools(tools, args.json)
+        elif args.command == "serve":
+            return _serve(args)
     except GatewayError as exc:
         print(f"adk-mcp-gateway: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from gateway.server import ToolServer, serve
+    from gateway.server.auth import TOKENS_ENV, parse_tokens
+    from gateway.state import SqliteStateStore
+    from gateway.state.sqlite_store import default_state_path
+
+    items = [item for reference in args.references for item in load_tools(reference)]
+    store = SqliteStateStore(args.state or default_state_path())
+    tool_server = ToolServer(items, name=args.name, state_store=store)
+    tokens = parse_tokens(args.auth_token) if args.auth_token else None
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    if args.transport != "stdio" and not loopback and not (tokens or os.environ.get(TOKENS_ENV)):
+        logger.warning("Serving on %s without --auth-token: anyone who can reach it can call the tools.", args.host)
+    serve(
+        tool_server,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        auth_tokens=tokens,
+        allowed_hosts=args.allow_host,
+        stateless=args.stateless,
+        json_response=args.json_response,
+    )
     return EXIT_OK
 
 
