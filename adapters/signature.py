@@ -110,7 +110,11 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
 
 
 def _docstring(func: Callable[..., Any]) -> docstring_parser.Docstring:
-    return docstring_parser.parse(inspect.getdoc(_target(func)) or inspect.getdoc(func) or "")
+    # The target's own docstring first: `inspect.getdoc` on a callable object's undocumented `__call__` would
+    # find `type.__call__`'s "Call self as a function."; the object's class docstring is the better fallback.
+    own = getattr(_target(func), "__doc__", None)
+    text = inspect.cleandoc(own) if isinstance(own, str) and own.strip() else inspect.getdoc(func)
+    return docstring_parser.parse(text or "")
 
 
 def _description(doc: docstring_parser.Docstring) -> str | None:

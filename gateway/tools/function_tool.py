@@ -11,6 +11,7 @@ from typing import Any, Literal, cast
 import anyio
 import anyio.to_thread
 import pydantic
+import pydantic_core
 from pydantic.fields import FieldInfo
 
 from adapters import FunctionDeclaration, function_to_declaration, parameters_model
@@ -227,6 +228,21 @@ class FunctionTool(BaseTool):
         if self._context_param is not None:
             call_args[self._context_param] = tool_context
         result = await self._invoke(call_args, tool_context)
+        return self._response(result)
+
+    def _response(self, result: Any) -> dict[str, Any]:
+        """Shape a return value as the declared response: the MCP `outputSchema` must describe what is sent.
+
+        A declared object type (a model, dataclass, TypedDict or dict) gives its fields as the response; a
+        declared non-object type is always wrapped as `{"result": value}`, even when the value is a dict; with no
+        declared type, ADK's rule applies (a dict as it is, anything else wrapped).
+        """
+        declared: Any = self._declaration.response_json_schema
+        is_object = isinstance(declared, dict) and cast("dict[str, Any]", declared).get("type") == "object"
+        if is_object and not isinstance(result, dict):
+            result = pydantic_core.to_jsonable_python(result)
+        elif declared is not None and not is_object:
+            return {"result": result}
         if isinstance(result, dict):
             return cast("dict[str, Any]", result)
         return {"result": result}

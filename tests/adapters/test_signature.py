@@ -316,3 +316,13 @@ def test_any_parameter_accepts_anything() -> None:
         """F."""
 
     assert parameters_model(f).validate({"value": {"nested": [1]}}) == {"value": {"nested": [1]}}
+
+
+def test_a_callable_object_without_a_call_docstring_is_described_by_its_class() -> None:
+    class Greeter:
+        """Greet someone by name."""
+
+        def __call__(self, name: str) -> str:
+            return f"hi {name}"
+
+    assert function_to_declaration(Greeter()).description == "Greet someone by name."

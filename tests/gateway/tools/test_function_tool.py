@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any, Literal, Optional, Union
 
+import pydantic
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -825,3 +826,23 @@ async def test_check_require_confirmation_evaluates_the_policy() -> None:
     policy = FunctionTool(add, require_confirmation=first_is_larger)
     assert await policy.check_require_confirmation({"a": 2, "b": 1}, context) is True
     assert await policy.check_require_confirmation({"a": 1, "b": 2}, context) is False
+
+
+class _Reading(pydantic.BaseModel):
+    value: float
+
+
+@pytest.mark.anyio
+async def test_a_declared_model_return_is_the_response_itself_and_a_declared_scalar_is_wrapped() -> None:
+    def reading() -> _Reading:
+        """Read."""
+        return _Reading(value=1.5)
+
+    def maybe_mapping() -> dict[str, int] | None:
+        """A dict that may be missing."""
+        return {"a": 1}
+
+    context = ToolContext()
+    assert await FunctionTool(reading).run_async(args={}, tool_context=context) == {"value": 1.5}
+    # The declared type is not an object, so the outputSchema is the {"result": ...} wrapper: even a dict is wrapped.
+    assert await FunctionTool(maybe_mapping).run_async(args={}, tool_context=context) == {"result": {"a": 1}}
