@@ -141,11 +141,17 @@ def _serve(args: argparse.Namespace) -> int:
 
     items = [item for reference in args.references for item in load_tools(reference)]
     store = SqliteStateStore(args.state or default_state_path())
-    tool_server = ToolServer(items, name=args.name, state_store=store)
+    tool_server = ToolServer(items, name=args.name, version=version("adk-mcp-gateway"), state_store=store)
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     if args.transport != "stdio" and not loopback and not (tokens or os.environ.get(TOKENS_ENV)):
         logger.warning("Serving on %s without --auth-token: anyone who can reach it can call the tools.", args.host)
+    if args.transport != "stdio":
+        where = f"http://{args.host}:{args.port}"
+        print(
+            f"Serving {args.name} on {where}/mcp (streamable HTTP) and {where}/sse (SSE); Ctrl-C stops.",
+            file=sys.stderr,
+        )
     serve(
         tool_server,
         transport=args.transport,
