@@ -92,6 +92,9 @@ def response_to_mcp_result(value: Any) -> CallToolResult:
         inner = value["result"]
         if _is_media(inner) or (_is_sequence(inner) and inner and all(_is_media(item) for item in inner)):
             value = inner
+        elif not _is_object(inner) and inner is not None:
+            # The text block carries the value itself (a str as it is), exactly as for an unwrapped return.
+            return _data_result(inner, [])
     if value is None:
         return CallToolResult(content=[])
     if _is_media(value):

@@ -615,3 +615,13 @@ def test_media_inside_adks_result_wrapper_are_still_media() -> None:
     assert result.content[0].mime_type == "image/png"
     several = response_to_mcp_result({"result": [Media(b"abc", "text/plain"), png]})
     assert [block.type for block in several.content] == ["resource", "image"]
+
+
+def test_adks_result_wrapper_around_a_scalar_gives_the_scalar_as_text() -> None:
+    result = response_to_mcp_result({"result": "This is a simple text response."})
+    assert result.structured_content == {"result": "This is a simple text response."}
+    assert [block.text for block in result.content if isinstance(block, TextContent)] == [
+        "This is a simple text response."
+    ]
+    assert response_to_mcp_result({"result": 3}).content[0] == TextContent(text="3")
+    assert mcp_result_to_response(response_to_mcp_result({"result": [1, 2]})) == {"result": [1, 2]}
