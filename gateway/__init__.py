@@ -1,5 +1,12 @@
 """adk-mcp-gateway: ADK-style tools and the Model Context Protocol, both ways."""
 
+from gateway.client import (
+    McpTool,
+    McpToolset,
+    SseConnectionParams,
+    StdioConnectionParams,
+    StreamableHTTPConnectionParams,
+)
 from gateway.errors import (
     ConfigError,
     GatewayError,
@@ -38,10 +45,15 @@ __all__ = [
     "GatewayError",
     "InMemoryArtifactService",
     "LongRunningFunctionTool",
+    "McpTool",
+    "McpToolset",
     "NameConflictError",
     "ReadonlyContext",
     "ServiceNotConfiguredError",
+    "SseConnectionParams",
     "State",
+    "StdioConnectionParams",
+    "StreamableHTTPConnectionParams",
     "ToolConfirmation",
     "ToolContext",
     "ToolDefinitionError",

@@ -105,7 +105,7 @@ def _validation_message(tool_name: str, error: pydantic.ValidationError) -> str:
     return "\n".join(lines)
 
 
-async def _call_predicate(predicate: Callable[..., Any], args: dict[str, Any], tool_context: ToolContext) -> bool:
+async def call_predicate(predicate: Callable[..., Any], args: dict[str, Any], tool_context: ToolContext) -> bool:
     """Call a confirmation predicate with the arguments it declares (all of them if it takes `**kwargs`)."""
     parameters = inspect.signature(predicate).parameters
     offered = {**args, _CONTEXT_PARAMETER: tool_context}
@@ -189,7 +189,7 @@ class FunctionTool(BaseTool):
         """Evaluate the confirmation policy for these arguments."""
         policy = self._require_confirmation
         if callable(policy):
-            return await _call_predicate(policy, args, tool_context)
+            return await call_predicate(policy, args, tool_context)
         return bool(policy)
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:

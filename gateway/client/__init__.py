@@ -1,0 +1,7 @@
+"""Client side: remote MCP servers as ADK-style tools (`McpToolset`)."""
+
+from gateway.client.connection import SseConnectionParams, StdioConnectionParams, StreamableHTTPConnectionParams
+from gateway.client.mcp_tool import McpTool
+from gateway.client.toolset import McpToolset
+
+__all__ = ["McpTool", "McpToolset", "SseConnectionParams", "StdioConnectionParams", "StreamableHTTPConnectionParams"]

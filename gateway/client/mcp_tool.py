@@ -1,0 +1,78 @@
+"""`McpTool`: one tool of an upstream MCP server, as an ADK-style `BaseTool`."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mcp import MCPError, types
+
+from adapters import FunctionDeclaration, mcp_result_to_response, mcp_tool_to_declaration
+from adapters.mcp_tool import LONG_RUNNING_META_KEY
+from gateway.errors import UpstreamUnavailableError
+from gateway.tools import BaseTool, ToolContext
+from gateway.tools.function_tool import (
+    CONFIRMATION_REJECTED,
+    CONFIRMATION_REQUIRED,
+    ConfirmationPolicy,
+    call_predicate,
+    confirmation_hint,
+)
+
+if TYPE_CHECKING:
+    from gateway.client.toolset import McpToolset
+
+__all__ = ["McpTool"]
+
+logger = logging.getLogger(__name__)
+
+
+class McpTool(BaseTool):
+    """A tool served by an upstream MCP server; calling it sends `tools/call` (never retried)."""
+
+    def __init__(
+        self, *, mcp_tool: types.Tool, toolset: McpToolset, require_confirmation: ConfirmationPolicy = False
+    ) -> None:
+        meta = mcp_tool.meta or {}
+        super().__init__(
+            name=mcp_tool.name,
+            description=mcp_tool.description or "",
+            is_long_running=bool(meta.get(LONG_RUNNING_META_KEY)),
+        )
+        self._mcp_tool = mcp_tool
+        self._toolset = toolset
+        self._require_confirmation = require_confirmation
+        self._declaration = mcp_tool_to_declaration(mcp_tool)
+
+    @property
+    def raw_mcp_tool(self) -> types.Tool:
+        """The tool as the upstream listed it (its name there is `raw_mcp_tool.name`)."""
+        return self._mcp_tool
+
+    def _get_declaration(self) -> FunctionDeclaration:
+        return self._declaration
+
+    async def check_require_confirmation(self, args: dict[str, Any], tool_context: ToolContext) -> bool:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Evaluate the toolset's confirmation policy for these arguments."""
+        policy = self._require_confirmation
+        if callable(policy):
+            return await call_predicate(policy, args, tool_context)
+        return bool(policy)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
+        """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure)."""
+        if await self.check_require_confirmation(args, tool_context):
+            confirmation = tool_context.tool_confirmation
+            if confirmation is None:
+                tool_context.request_confirmation(hint=confirmation_hint(self.name))
+                tool_context.actions.skip_summarization = True
+                return {"error": CONFIRMATION_REQUIRED}
+            if not confirmation.confirmed:
+                return {"error": CONFIRMATION_REJECTED}
+        try:
+            result = await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+        except MCPError as exc:
+            return {"error": f"MCP tool execution failed: {exc}"}
+        except UpstreamUnavailableError as exc:
+            return {"error": str(exc)}
+        return mcp_result_to_response(result)
