@@ -19,7 +19,7 @@ from gateway.state import SqliteStateStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from functions import convert_temperature, count_words_tool, days_between, remember  # noqa: E402
+from functions import convert_temperature, count_words_tool, days_between, remember
 
 
 def forget(tool_context: object) -> str:

@@ -14,18 +14,31 @@ Anything else (a client without the capability, stateless or JSON-response HTTP 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import warnings
+from collections.abc import Generator
 from typing import Any, Final, cast
 
-from mcp import MCPError, types
+from mcp import MCPDeprecationWarning, MCPError, types
 from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
 
-__all__ = ["InputRequired", "McpClientFeatures"]
+__all__ = ["InputRequired", "McpClientFeatures", "deprecated_in_2026"]
 
 _STATE_VERSION: Final = 1
+_LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 
 
 class InputRequired(Exception):
@@ -40,8 +53,15 @@ class InputRequired(Exception):
 class McpClientFeatures:
     """`ClientFeatures` for one `tools/call`, bound to its request context."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> None:
+    def __init__(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
+        *,
+        log_level: types.LoggingLevel | None = None,
+    ) -> None:
         self._ctx = ctx
+        self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         self._answers: dict[str, Any] = dict(_earlier_answers(params.request_state))
         for key, answer in (params.input_responses or {}).items():
@@ -64,10 +84,14 @@ class McpClientFeatures:
         await self._ctx.session.report_progress(progress, total, message)
 
     async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """Send `notifications/message` on the call's own stream."""
-        await self._ctx.session.send_log_message(  # pyright: ignore[reportDeprecated] - still the way to log before 2026-07-28
-            level=level, data=data, logger=logger, related_request_id=self._ctx.request_id
-        )
+        """Send `notifications/message` on the call's own stream (unless below the level the client set)."""
+        if _LOG_LEVELS.index(level) < self._log_threshold:
+            return
+        with deprecated_in_2026():
+            sending = self._ctx.session.send_log_message(  # pyright: ignore[reportDeprecated]
+                level=level, data=data, logger=logger, related_request_id=self._ctx.request_id
+            )
+        await sending
 
     async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
         """Ask the user to fill a flat form."""
@@ -82,7 +106,6 @@ class McpClientFeatures:
             return types.ElicitResult.model_validate(self._answers[key])
         if self._modern:
             raise InputRequired(key, types.ElicitRequest(params=params))
-        self._require_back_channel("Elicitation")
         return await self._ctx.session.elicit_form(
             message=message, requested_schema=params.requested_schema, related_request_id=self._ctx.request_id
         )
@@ -105,14 +128,15 @@ class McpClientFeatures:
                 messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
             )
             raise InputRequired(key, types.CreateMessageRequest(params=params))
-        self._require_back_channel("Sampling")
-        return await self._ctx.session.create_message(  # pyright: ignore[reportDeprecated]
-            messages=messages,
-            max_tokens=max_tokens,
-            system_prompt=system_prompt,
-            temperature=temperature,
-            related_request_id=self._ctx.request_id,
-        )
+        with deprecated_in_2026():
+            asking = self._ctx.session.create_message(  # pyright: ignore[reportDeprecated]
+                messages=messages,
+                max_tokens=max_tokens,
+                system_prompt=system_prompt,
+                temperature=temperature,
+                related_request_id=self._ctx.request_id,
+            )
+        return await asking
 
     # --- helpers ------------------------------------------------------------------------------------------------
 
@@ -122,6 +146,10 @@ class McpClientFeatures:
         return key
 
     def _require(self, what: str, capability: types.ClientCapabilities, name: str) -> None:
+        if not self._modern:
+            # First: a connection without a back channel (stateless HTTP) never saw the client's `initialize`,
+            # so its capabilities look empty, and "did not declare the capability" would be the wrong reason.
+            self._require_back_channel(what)
         if not self._ctx.session.check_client_capability(capability):
             raise ServiceNotConfiguredError(
                 f"{what} is not available: the MCP client did not declare the '{name}' capability."
@@ -133,6 +161,19 @@ class McpClientFeatures:
                 f"{what} is not available on this connection: it has no channel for server-to-client requests "
                 "(stateless or JSON-response HTTP). Use a stateful streamable HTTP, SSE or stdio connection."
             )
+
+
+@contextlib.contextmanager
+def deprecated_in_2026() -> Generator[None]:
+    """Silence the SDK's `MCPDeprecationWarning` for logging and sampling, features this server still offers.
+
+    They are deprecated only from 2026-07-28 on, yet the SDK warns on every call (a `UserWarning`, so users see
+    it; under `-W error` it fails the tool). The warning is raised when the method is called, not awaited, so
+    the filter spans no await: no other task runs while it is in place.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
 
 
 def _earlier_answers(request_state: str | None) -> dict[str, Any]:

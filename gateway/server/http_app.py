@@ -8,15 +8,15 @@ manager), and a request-body limit.
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Final
+from urllib.parse import parse_qs
 
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -82,12 +82,26 @@ def create_app(
         session_idle_timeout=session_idle_timeout,
     )
     sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_size)
+    host_check = TransportSecurityMiddleware(security)
 
     async def handle_sse(scope: Scope, receive: Receive, send: Send) -> None:
-        token = connection_id.set(uuid.uuid4().hex)
+        # `connect_sse` answers a bad Host or Origin itself but then raises ValueError, which would reach
+        # uvicorn as a crashed request; check first and stop after the answer.
+        rejection = await host_check.validate_request(Request(scope, receive), is_post=False)
+        if rejection is not None:
+            await rejection(scope, receive, send)
+            return
+        async with sse.connect_sse(scope, receive, send) as (read, write):
+            await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+
+    async def handle_sse_message(scope: Scope, receive: Receive, send: Send) -> None:
+        # The SDK runs a request's handler in the context of the task that *posted* it, not of the `/sse`
+        # task that runs the connection; so the connection key is set here, from the connection's
+        # `session_id` (which the transport checks: an unknown id, or another principal's, gets 404).
+        session_id = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("session_id", [""])[0]
+        token = connection_id.set(f"sse-{session_id}" if session_id else None)
         try:
-            async with sse.connect_sse(scope, receive, send) as (read, write):
-                await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+            await sse.handle_post_message(scope, receive, send)
         finally:
             connection_id.reset(token)
 
@@ -101,7 +115,7 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route("/mcp", guarded(StreamableHTTPASGIApp(manager)), methods=["GET", "POST", "DELETE"]),
         Route("/sse", guarded(_asgi_endpoint(handle_sse)), methods=["GET"]),
-        Mount("/messages/", app=guarded(sse.handle_post_message)),
+        Mount("/messages/", app=guarded(handle_sse_message)),
     ]
     middleware: list[Middleware] = []
     if auth_tokens:

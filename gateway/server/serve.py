@@ -14,6 +14,7 @@ import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
 
+from gateway.server._http_runner import GracefulServer, listen, run_http
 from gateway.server.auth import tokens_from_env
 from gateway.server.http_app import DEFAULT_MAX_BODY, create_app
 from gateway.server.identity import connection_id
@@ -63,6 +64,10 @@ async def serve_async(
         stateless: streamable HTTP without sessions.
         json_response: plain JSON responses instead of SSE streams.
         max_body_size: largest accepted HTTP request body.
+
+    Raises:
+        ConfigError: `host:port` cannot be bound (HTTP).
+        KeyboardInterrupt: SIGINT stopped the HTTP server (after its graceful shutdown).
     """
     if isinstance(tools, ToolServer):
         tool_server = tools
@@ -72,6 +77,8 @@ async def serve_async(
     if transport == "stdio":
         await _serve_stdio(tool_server)
         return
+    if sock is None:
+        sock = listen(host, port)
     app = create_app(
         tool_server,
         stateless=stateless,
@@ -88,10 +95,9 @@ async def serve_async(
         log_level="warning",
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
     )
-    server = uvicorn.Server(config)
-    where = f"{host}:{port}" if sock is None else "{}:{}".format(*sock.getsockname()[:2])
-    logger.info("Serving %s over HTTP on http://%s/mcp (SSE: /sse)", tool_server.name, where)
-    await server.serve(sockets=[sock] if sock is not None else None)
+    server = GracefulServer(config, tool_server)
+    logger.info("Serving %s over HTTP on http://%s:%s/mcp (SSE: /sse)", tool_server.name, *sock.getsockname()[:2])
+    await run_http(server, [sock])
 
 
 async def _serve_stdio(tool_server: ToolServer) -> None:

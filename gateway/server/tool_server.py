@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Final, cast
 
@@ -23,7 +24,7 @@ from adapters import response_to_mcp_result
 from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
-from gateway.server.client_features import InputRequired, McpClientFeatures
+from gateway.server.client_features import InputRequired, McpClientFeatures, deprecated_in_2026
 from gateway.server.identity import CallIdentity, identify
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.tools import ArtifactService, InMemoryArtifactService, ReadonlyContext, State, ToolConfirmation
@@ -37,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 CONFIRM_FIELD: Final = "confirm"
 DEFAULT_PAGE_SIZE: Final = 100
+MAX_TRACKED_SESSIONS: Final = 10_000
+"""Sessions whose last tool listing is kept for `tools/list_changed` (the SDK's default session cap)."""
 
 
 def _confirmation_schema() -> dict[str, Any]:
@@ -131,14 +134,20 @@ class ToolServer:
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
         self.page_size = page_size
-        self._listed: dict[str, frozenset[str]] = {}
-        self.server: Server[Any] = Server(
-            name,
-            version=version,
-            instructions=instructions,
-            on_list_tools=self._on_list_tools,
-            on_call_tool=self._on_call_tool,
-        )
+        # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
+        self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
+        self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
+        self._active_calls = 0
+        with deprecated_in_2026():
+            # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
+            self.server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
+                name,
+                version=version,
+                instructions=instructions,
+                on_list_tools=self._on_list_tools,
+                on_call_tool=self._on_call_tool,
+                on_set_logging_level=self._on_set_logging_level,
+            )
         security = (
             RequestStateSecurity(keys=list(request_state_keys))
             if request_state_keys
@@ -150,6 +159,11 @@ class ToolServer:
         self.server.create_initialization_options = functools.partial(  # type: ignore[method-assign]
             Server.create_initialization_options, self.server, NotificationOptions(tools_changed=True)
         )
+
+    @property
+    def active_calls(self) -> int:
+        """How many `tools/call` requests are running now (an HTTP server drains them before it stops)."""
+        return self._active_calls
 
     async def aclose(self) -> None:
         """Close the toolsets and the state store."""
@@ -176,7 +190,7 @@ class ToolServer:
         identity = identify(ctx)
         readonly, _ = await self._readonly_context(identity)
         entries = list((await self.catalog.resolve(readonly)).values())
-        self._listed[identity.session_owner] = frozenset(e.tool.name for e in entries)
+        self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
         start = 0
         if params is not None and params.cursor is not None:
             if not params.cursor.isdigit() or int(params.cursor) > len(entries):
@@ -191,6 +205,15 @@ class ToolServer:
     # --- tools/call ---------------------------------------------------------------------------------------------
 
     async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        self._active_calls += 1
+        try:
+            return await self._call_tool(ctx, params)
+        finally:
+            self._active_calls -= 1
+
+    async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         identity = identify(ctx)
@@ -211,7 +234,7 @@ class ToolServer:
             if errors:
                 return _error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
 
-        features = McpClientFeatures(ctx, params)
+        features = McpClientFeatures(ctx, params, log_level=self._log_levels.get(identity.session_owner))
         try:
             result = await self._run(ctx, entry, arguments, identity, loaded, features)
         except InputRequired as needed:
@@ -273,6 +296,23 @@ class ToolServer:
             await self.state_store.apply(self._scope(identity), context.state.persistent_delta())
         return _to_result(response, entry.mcp_tool.output_schema)
 
+    async def _on_set_logging_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """Remember the least severe level this session wants to receive from tools' `log` calls."""
+        owner = identify(ctx).session_owner
+        self._log_levels[owner] = params.level
+        self._log_levels.move_to_end(owner)
+        if len(self._log_levels) > MAX_TRACKED_SESSIONS:
+            self._log_levels.popitem(last=False)
+        return types.EmptyResult()
+
+    def _remember_listing(self, session_owner: str, names: frozenset[str]) -> None:
+        self._listed[session_owner] = names
+        self._listed.move_to_end(session_owner)
+        if len(self._listed) > MAX_TRACKED_SESSIONS:
+            self._listed.popitem(last=False)
+
     async def _announce_changes(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
         """Send `tools/list_changed` when a call changed which tools this session sees."""
         listed = self._listed.get(identity.session_owner)
@@ -281,7 +321,7 @@ class ToolServer:
         readonly, _ = await self._readonly_context(identity)
         now = frozenset(await self.catalog.resolve(readonly))
         if now != listed:
-            self._listed[identity.session_owner] = now
+            self._remember_listing(identity.session_owner, now)
             await ctx.session.send_tool_list_changed()
 
 

@@ -1,0 +1,171 @@
+"""Real servers for the server-mode tests: uvicorn on a pre-bound loopback socket, and stdio children.
+
+`http_server()` runs `serve_async(..., transport="http", sock=...)` in a task group and yields the base URL
+once `GET /healthz` answers; leaving it stops the server. `stdio_params()` starts
+`python -m gateway.cli serve` with the fixture tools. `connect()` opens an `mcp.Client` over any transport
+in either protocol era; `serve_and_connect()` does both for a fresh server.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx2
+from fixture_tools import STARTED, TOOLS
+from mcp import Client, StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from gateway.server import ToolServer, serve_async
+
+ROOT = Path(__file__).resolve().parents[3]
+TOOLS_REF = f"{Path(__file__).with_name('fixture_tools.py')}:TOOLS"
+DEADLINE = 20.0
+"""Seconds any single wait on a server may take before the test fails."""
+
+Transport = Literal["stdio", "sse", "http"]
+Era = Literal["legacy", "modern"]
+ERAS: tuple[Era, ...] = ("legacy", "modern")
+HANDSHAKE_VERSION = "2025-11-25"
+MODERN_VERSION = "2026-07-28"
+
+
+def bound_socket() -> socket.socket:
+    """A listening TCP socket on `127.0.0.1` with a free port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+async def wait_until_healthy(base_url: str, *, headers: Mapping[str, str] | None = None) -> None:
+    """Poll `GET /healthz` until it answers 200."""
+    async with httpx2.AsyncClient(timeout=2.0, headers=dict(headers or {})) as http:
+        with anyio.fail_after(DEADLINE):
+            while True:
+                try:
+                    response = await http.get(f"{base_url}/healthz")
+                except httpx2.TransportError:
+                    response = None
+                if response is not None and response.status_code == 200:
+                    return
+                await anyio.sleep(0.02)
+
+
+@asynccontextmanager
+async def http_server(
+    tool_server: ToolServer | None = None, *, auth_tokens: dict[str, str] | None = None, **options: Any
+) -> AsyncGenerator[str]:
+    """Serve `tool_server` (default: the fixture tools, in-memory state) over HTTP; yields the base URL."""
+    server = tool_server or ToolServer(TOOLS)
+    with bound_socket() as sock:
+        port = sock.getsockname()[1]
+        base_url = f"http://127.0.0.1:{port}"
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                lambda: serve_async(server, transport="http", sock=sock, auth_tokens=auth_tokens or {}, **options)
+            )
+            await wait_until_healthy(base_url)
+            try:
+                yield base_url
+            finally:
+                tg.cancel_scope.cancel()
+
+
+def stdio_params(state: Path, *extra: str, env: Mapping[str, str] | None = None) -> StdioServerParameters:
+    """`adk-mcp-gateway serve` over stdio with the fixture tools and `state` as its SQLite file."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state), *extra],
+        cwd=ROOT,
+        env=dict(env or {}),
+    )
+
+
+def http_client_for(token: str | None = None, headers: Mapping[str, str] | None = None) -> httpx2.AsyncClient:
+    """An httpx2 client for `streamable_http_client`, with a bearer token and extra headers if given."""
+    all_headers = dict(headers or {})
+    if token is not None:
+        all_headers["Authorization"] = f"Bearer {token}"
+    return httpx2.AsyncClient(headers=all_headers, timeout=httpx2.Timeout(30, read=300))
+
+
+@asynccontextmanager
+async def connect(
+    transport: Transport,
+    era: Era,
+    target: str | StdioServerParameters,
+    *,
+    token: str | None = None,
+    **client_options: Any,
+) -> AsyncGenerator[Client]:
+    """An open `mcp.Client` for `target` (a base URL, or stdio parameters) over `transport`, in `era`."""
+    mode = "legacy" if era == "legacy" else "auto"
+    if transport == "stdio":
+        assert isinstance(target, StdioServerParameters)
+        async with Client(target, mode=mode, **client_options) as client:
+            yield client
+        return
+    assert isinstance(target, str)
+    if transport == "sse":
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with Client(sse_client(f"{target}/sse", headers=headers), mode=mode, **client_options) as client:
+            yield client
+        return
+    # `streamable_http_client` leaves a client it was given open: the caller owns it.
+    async with http_client_for(token) as http:
+        transport_ = streamable_http_client(f"{target}/mcp", http_client=http)
+        async with Client(transport_, mode=mode, **client_options) as client:
+            yield client
+
+
+def expected_version(era: Era) -> str:
+    """The protocol version a connection in `era` negotiates with this server."""
+    return HANDSHAKE_VERSION if era == "legacy" else MODERN_VERSION
+
+
+class StartedSignal:
+    """A progress callback that sets `event` when a tool reports `STARTED`."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        del progress, total
+        if message == STARTED:
+            self.event.set()
+
+
+async def wait_for_file(path: anyio.Path) -> str:
+    """The text of `path`, once another task or process has written it (polled: a file has no event)."""
+    with anyio.fail_after(DEADLINE):
+        while True:
+            text = await path.read_text() if await path.exists() else ""
+            if text:
+                return text
+            await anyio.sleep(0.02)
+
+
+def first_text(result: Any) -> str:
+    """The text of a `CallToolResult`'s first content block."""
+    return result.content[0].text
+
+
+@asynccontextmanager
+async def serve_and_connect(
+    transport: Transport, era: Era, state: Path, **client_options: Any
+) -> AsyncGenerator[Client]:
+    """A fresh server of the fixture tools (in this process over HTTP, or a stdio child on `state`) and a client."""
+    if transport == "stdio":
+        async with connect("stdio", era, stdio_params(state), **client_options) as client:
+            yield client
+        return
+    async with http_server() as base_url, connect(transport, era, base_url, **client_options) as client:
+        yield client

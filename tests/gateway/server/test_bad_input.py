@@ -1,0 +1,117 @@
+"""Bad input gets a clear error, and the server keeps serving afterwards."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from anyio.streams.text import TextReceiveStream
+from mcp import Client, MCPError, types
+from server_harness import DEADLINE, TOOLS_REF, Era, Transport, connect, first_text, http_server, serve_and_connect
+
+pytestmark = pytest.mark.anyio
+
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+
+
+async def _call(client: Client, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+    with anyio.fail_after(DEADLINE):
+        return await client.call_tool(name, arguments)
+
+
+async def _still_serving(client: Client) -> None:
+    result = await _call(client, "add", {"a": 20, "b": 22})
+    assert result.structured_content == {"result": 42}
+
+
+async def _check_bad_calls(client: Client) -> None:
+    wrong_type = await _call(client, "add", {"a": "seven", "b": 2})
+    assert wrong_type.is_error
+    assert "Parameter 'a'" in first_text(wrong_type)
+    assert "valid integer" in first_text(wrong_type)
+    await _still_serving(client)
+
+    missing = await _call(client, "add", {"a": 1})
+    assert missing.is_error
+    assert "mandatory input parameters are not present:\nb\n" in first_text(missing)
+    await _still_serving(client)
+
+    with anyio.fail_after(DEADLINE), pytest.raises(MCPError) as unknown:
+        await client.session.call_tool("no_such_tool", {})
+    assert "Unknown tool 'no_such_tool'" in unknown.value.error.message
+    assert "Available tools: add, ask_name, bump," in unknown.value.error.message
+    await _still_serving(client)
+
+
+@pytest.mark.parametrize(("transport", "era"), [("http", "legacy"), ("http", "modern"), ("stdio", "legacy")])
+async def test_wrong_missing_and_unknown_arguments_get_clear_errors_and_serving_goes_on(
+    transport: Transport, era: Era, state_file: Path
+) -> None:
+    async with serve_and_connect(transport, era, state_file) as client:
+        await _check_bad_calls(client)
+
+
+async def test_a_body_over_the_limit_is_refused_with_413_and_the_server_keeps_serving() -> None:
+    oversized = json.dumps({**INITIALIZE, "params": {**INITIALIZE["params"], "pad": "x" * (4 * 1024 * 1024)}})
+    async with http_server() as base_url:
+        async with httpx2.AsyncClient() as http:
+            with anyio.fail_after(DEADLINE):
+                response = await http.post(f"{base_url}/mcp", content=oversized, headers=MCP_HEADERS)
+        assert response.status_code == 413
+        async with connect("http", "legacy", base_url) as client:
+            with anyio.fail_after(DEADLINE), pytest.raises(MCPError):
+                await client.call_tool("greet", {"name": "x" * (5 * 1024 * 1024)})
+            await _still_serving(client)
+
+
+@pytest.mark.parametrize("protocol_version", [None, "2026-07-28"])
+async def test_a_malformed_json_body_is_a_json_rpc_parse_error_and_the_server_keeps_serving(
+    protocol_version: str | None,
+) -> None:
+    headers = dict(MCP_HEADERS)
+    if protocol_version is not None:
+        headers["MCP-Protocol-Version"] = protocol_version
+    async with http_server() as base_url:
+        async with httpx2.AsyncClient() as http:
+            with anyio.fail_after(DEADLINE):
+                response = await http.post(f"{base_url}/mcp", content=b'{"jsonrpc": "2.0", "id": 1,', headers=headers)
+        assert response.status_code == 400
+        assert response.json()["error"]["code"] == types.PARSE_ERROR
+        async with connect("http", "modern", base_url) as client:
+            await _still_serving(client)
+
+
+async def test_a_malformed_line_on_stdio_is_dropped_and_the_next_request_is_answered(state_file: Path) -> None:
+    # The SDK's stdio transport logs an unparsable line and sends nothing back (HTTP answers 400 with a
+    # JSON-RPC parse error); what matters is that the connection survives it.
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
+    async with await anyio.open_process(command) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        await process.stdin.send(b"{this is not json\n" + json.dumps(INITIALIZE).encode() + b"\n")
+        replies: list[dict[str, Any]] = []
+        buffer = ""
+        with anyio.fail_after(DEADLINE):
+            async for chunk in TextReceiveStream(process.stdout):
+                buffer += chunk
+                *lines, buffer = buffer.split("\n")
+                replies.extend(json.loads(line) for line in lines if line.strip())
+                if any(reply.get("id") == 1 for reply in replies):
+                    break
+        await process.stdin.aclose()
+        with anyio.fail_after(DEADLINE):
+            assert await process.wait() == 0
+    (reply,) = replies
+    assert reply["id"] == 1
+    assert reply["result"]["serverInfo"]["name"] == "adk-mcp-gateway"

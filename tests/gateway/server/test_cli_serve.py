@@ -1,0 +1,87 @@
+"""`adk-mcp-gateway serve` as a real child process: bad references, and stopping on a signal."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from fixture_tools import TOOLS
+from mcp import types
+from server_harness import DEADLINE, ROOT, TOOLS_REF, Era, StartedSignal, bound_socket, connect, wait_until_healthy
+
+from gateway.errors import ConfigError
+from gateway.server import ToolServer, serve_async
+
+pytestmark = pytest.mark.anyio
+
+
+def test_serving_a_module_that_does_not_exist_exits_2_naming_it() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "serve", "--tools", "missing_module:x"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=DEADLINE,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "missing_module" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_serving_on_a_taken_port_is_a_config_error_naming_the_address() -> None:
+    with bound_socket() as taken:
+        port = taken.getsockname()[1]
+        with anyio.fail_after(DEADLINE), pytest.raises(ConfigError, match=f"Cannot listen on 127.0.0.1:{port}"):
+            await serve_async(ToolServer(TOOLS), transport="http", port=port)
+
+
+def _free_port() -> int:
+    # The CLI binds by port number, so the port is found free and released; another process could take it
+    # in between, which a loopback test on a quiet machine can live with.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("sent", "era", "exit_code"),
+    [
+        pytest.param(signal.SIGTERM, "legacy", 0, id="SIGTERM-exits-0"),
+        pytest.param(signal.SIGINT, "modern", 130, id="SIGINT-exits-130"),
+    ],
+)
+async def test_a_signal_stops_the_http_server_after_the_call_in_flight_has_its_result(
+    sent: signal.Signals, era: Era, exit_code: int, state_file: Path
+) -> None:
+    port = _free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
+    command += ["--port", str(port), "--state", str(state_file)]
+    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+        try:
+            await wait_until_healthy(base_url)
+            started = StartedSignal()
+            results: list[types.CallToolResult] = []
+
+            async def slow_call() -> None:
+                results.append(await client.call_tool("slow_job", {"seconds": 1.0}, progress_callback=started))
+
+            async with connect("http", era, base_url) as client:
+                with anyio.fail_after(DEADLINE):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(slow_call)
+                        await started.event.wait()
+                        process.send_signal(sent)
+                    returncode = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert returncode == exit_code
+    (result,) = results
+    assert result.structured_content == {"result": "finished"}

@@ -1,0 +1,124 @@
+"""The HTTP front is secure by default: DNS-rebinding protection, bearer tokens, an open health check."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from server_harness import DEADLINE, Era, Transport, connect, http_server
+
+pytestmark = pytest.mark.anyio
+
+ALICE = "tok-alice-0123456789abcdef"
+BOB = "tok-bob-0123456789abcdef00"
+TOKENS = {ALICE: "alice", BOB: "bob"}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
+)
+LIST_TOOLS = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+
+
+class _ErrorLog(logging.Handler):
+    """Keeps the ERROR records of a logger that does not propagate to the root (uvicorn's)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@contextmanager
+def _uvicorn_errors() -> Generator[list[str]]:
+    # Attached once the server runs: uvicorn's logging set-up replaces the handlers of its loggers.
+    handler = _ErrorLog()
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(handler)
+    try:
+        yield handler.messages
+    finally:
+        logger.removeHandler(handler)
+
+
+async def test_a_foreign_host_or_origin_is_refused_and_loopback_is_served() -> None:
+    async with http_server() as base_url, httpx2.AsyncClient(base_url=base_url) as http:
+        with anyio.fail_after(DEADLINE), _uvicorn_errors() as errors:
+            foreign_host = await http.post(
+                "/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example.com"}
+            )
+            foreign_origin = await http.post(
+                "/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Origin": "http://evil.example.com"}
+            )
+            foreign_sse = await http.get("/sse", headers={"Host": "evil.example.com"})
+            own_origin = await http.post("/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Origin": base_url})
+    assert 400 <= foreign_host.status_code < 500
+    assert foreign_origin.status_code == 403
+    assert 400 <= foreign_sse.status_code < 500
+    assert own_origin.status_code == 200
+    assert own_origin.headers["mcp-session-id"]
+    assert errors == []
+
+
+@pytest.mark.parametrize(
+    ("path", "method"), [("/mcp", "POST"), ("/sse", "GET"), ("/messages/?session_id=" + "0" * 32, "POST")]
+)
+@pytest.mark.parametrize("token", [None, "tok-mallory-0123456789ab"])
+async def test_without_a_known_bearer_token_every_mcp_endpoint_answers_401(
+    path: str, method: str, token: str | None
+) -> None:
+    headers = dict(MCP_HEADERS)
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    async with http_server(auth_tokens=TOKENS) as base_url, httpx2.AsyncClient(base_url=base_url) as http:
+        with anyio.fail_after(DEADLINE):
+            response = await http.request(
+                method, path, content=INITIALIZE if method == "POST" else None, headers=headers
+            )
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith("Bearer")
+
+
+@pytest.mark.parametrize(("transport", "era"), [("http", "legacy"), ("http", "modern"), ("sse", "legacy")])
+async def test_a_known_bearer_token_is_served(transport: Transport, era: Era) -> None:
+    async with http_server(auth_tokens=TOKENS) as base_url, connect(transport, era, base_url, token=ALICE) as client:
+        with anyio.fail_after(DEADLINE):
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+    assert result.structured_content == {"result": 3}
+
+
+async def test_a_session_cannot_be_used_with_another_principals_token() -> None:
+    async with http_server(auth_tokens=TOKENS) as base_url, httpx2.AsyncClient(base_url=base_url) as http:
+        with anyio.fail_after(DEADLINE):
+            opened = await http.post(
+                "/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {ALICE}"}
+            )
+            session = opened.headers["mcp-session-id"]
+            stolen = await http.post(
+                "/mcp",
+                content=LIST_TOOLS,
+                headers={**MCP_HEADERS, "Authorization": f"Bearer {BOB}", "mcp-session-id": session},
+            )
+    assert opened.status_code == 200
+    assert stolen.status_code == 404
+
+
+async def test_healthz_answers_200_without_a_token() -> None:
+    async with http_server(auth_tokens=TOKENS) as base_url, httpx2.AsyncClient(base_url=base_url) as http:
+        with anyio.fail_after(DEADLINE):
+            response = await http.get("/healthz")
+    body: Any = response.json()
+    assert response.status_code == 200
+    assert body == {"status": "ok", "server": "adk-mcp-gateway"}
