@@ -1,0 +1,190 @@
+"""The gateway's JSON config: a superset of Claude Desktop's `mcpServers`, validated with errors that name the key.
+
+    {
+      "mcpServers": {
+        "time":  {"command": "uvx", "args": ["mcp-server-time"]},
+        "docs":  {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"},
+                  "prefix": "", "allowTools": ["search"], "confirm": "destructive"}
+      },
+      "tools": ["my_package.tools:all_tools", "local_tools.py"]
+    }
+
+`${VAR}` in any string is replaced by the environment variable (a missing one is an error naming it and the
+key); `$${` writes a literal `${`. Relative paths in `tools` and `cwd` are relative to the config file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
+from pydantic.alias_generators import to_camel
+
+from gateway.client.connection import (
+    ConnectionParams,
+    SseConnectionParams,
+    StdioConnectionParams,
+    StreamableHTTPConnectionParams,
+)
+from gateway.errors import ConfigError
+
+__all__ = ["GatewayConfig", "UpstreamConfig", "load_config"]
+
+_VARIABLE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_MODEL_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+
+class UpstreamConfig(BaseModel):
+    """One upstream MCP server: a command (stdio) or a URL (streamable HTTP or SSE), plus gateway options."""
+
+    model_config = _MODEL_CONFIG
+
+    command: str | None = None
+    args: list[str] = Field(default_factory=list[str])
+    env: dict[str, str] | None = None
+    cwd: str | None = None
+    url: str | None = None
+    transport: Literal["stdio", "http", "sse", "streamable-http", "streamableHttp"] | None = Field(
+        default=None, validation_alias="type"
+    )
+    headers: dict[str, str] | None = None
+    prefix: str | None = None
+    """Tool-name prefix: `{prefix}_{name}`. Default: the server's key; `""` passes names through unchanged."""
+    allow_tools: list[str] | None = None
+    deny_tools: list[str] = Field(default_factory=list[str])
+    connect_timeout: PositiveFloat = 30.0
+    call_timeout: PositiveFloat | None = 300.0
+    session_policy: Literal["isolated", "shared"] = "isolated"
+    """`isolated`: one upstream session per downstream session. `shared`: one for all (stateless upstreams)."""
+    confirm: bool | list[str] | Literal["destructive"] = False
+    """Ask the downstream user before forwarding: every call, the listed tools, or tools marked destructive."""
+    disabled: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_transport_spellings(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "transport" in data and "type" not in data:
+            fields = cast("dict[str, Any]", data)
+            return {("type" if key == "transport" else key): value for key, value in fields.items()}
+        return data
+
+    @model_validator(mode="after")
+    def _one_way_to_connect(self) -> UpstreamConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give either 'command' (a stdio server) or 'url' (a remote server), not both or neither")
+        if self.command is not None and self.transport not in (None, "stdio"):
+            raise ValueError(f"'type' is {self.transport!r} but 'command' starts a stdio server; remove 'type'")
+        if self.url is not None and self.transport == "stdio":
+            raise ValueError("'type' is 'stdio' but 'url' names a remote server; use 'http' or 'sse'")
+        return self
+
+    def connection(self, base: Path) -> ConnectionParams:
+        """The client connection parameters for this upstream (relative `cwd` resolved against `base`)."""
+        timeouts: dict[str, Any] = {"connect_timeout": self.connect_timeout, "call_timeout": self.call_timeout}
+        if self.command is not None:
+            cwd = str((base / self.cwd).resolve()) if self.cwd else None
+            return StdioConnectionParams(command=self.command, args=self.args, env=self.env, cwd=cwd, **timeouts)
+        assert self.url is not None
+        if self.transport == "sse" or (self.transport is None and self.url.rstrip("/").endswith("/sse")):
+            return SseConnectionParams(url=self.url, headers=self.headers, **timeouts)
+        return StreamableHTTPConnectionParams(url=self.url, headers=self.headers, **timeouts)
+
+
+class GatewayConfig(BaseModel):
+    """The whole config file."""
+
+    model_config = _MODEL_CONFIG
+
+    mcp_servers: dict[str, UpstreamConfig] = Field(default_factory=dict[str, UpstreamConfig])
+    tools: list[str] = Field(default_factory=list[str])
+    """Local Python tool references (`module:attr`, `path/to/file.py`)."""
+    name: str = "adk-mcp-gateway"
+    path: Path = Field(default=Path("."), exclude=True)
+    """Where the config was read from (not a key of the file)."""
+
+    @property
+    def base(self) -> Path:
+        """The directory relative paths are resolved against."""
+        return self.path.parent
+
+    def enabled_servers(self) -> dict[str, UpstreamConfig]:
+        """The upstreams that are not `disabled`."""
+        return {name: server for name, server in self.mcp_servers.items() if not server.disabled}
+
+
+def _interpolate(value: Any, where: str) -> Any:
+    if isinstance(value, str):
+
+        def substitute(match: re.Match[str]) -> str:
+            if match.group(0) == "$${":
+                return "${"
+            name = match.group(1)
+            if name not in os.environ:
+                raise ConfigError(
+                    f"{where}: the environment variable {name} is not set. Set it (export {name}=...) or remove "
+                    f"${{{name}}} from the config."
+                )
+            return os.environ[name]
+
+        return _VARIABLE.sub(substitute, value)
+    if isinstance(value, dict):
+        items = cast("dict[str, Any]", value).items()
+        return {key: _interpolate(item, f"{where}.{key}") for key, item in items}
+    if isinstance(value, list):
+        return [_interpolate(item, f"{where}[{index}]") for index, item in enumerate(cast("list[Any]", value))]
+    return value
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(top level)"
+
+
+def _known_keys(model: type[BaseModel]) -> list[str]:
+    return [field.alias or name for name, field in model.model_fields.items() if not field.exclude]
+
+
+def _explain(error: ValidationError, path: Path) -> str:
+    lines = [f"{path}: invalid gateway config:"]
+    for detail in error.errors(include_url=False):
+        loc = tuple(part for part in detail["loc"] if not str(part).startswith("function-"))
+        message = detail["msg"]
+        if detail["type"] == "extra_forbidden":
+            known = _known_keys(GatewayConfig if len(loc) == 1 else UpstreamConfig)
+            known = [("type" if key == "transport" else key) for key in known]
+            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            message = f"unknown key.{hint} Known keys here: {', '.join(known)}."
+        lines.append(f"  {_location(loc)}: {message}")
+    return "\n".join(lines)
+
+
+def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
+    """Read and validate a gateway config file.
+
+    Raises:
+        ConfigError: the file is missing, not JSON, or not a valid config; the message names the key and the fix.
+    """
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the gateway config {str(file)!r}: {exc.strerror or exc}.") from exc
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{file}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f'{file}: the config must be a JSON object with an "mcpServers" key.')
+    data = cast("dict[str, Any]", _interpolate(raw, "config"))
+    try:
+        return GatewayConfig.model_validate({**data, "path": file})
+    except ValidationError as exc:
+        raise ConfigError(_explain(exc, file)) from exc
