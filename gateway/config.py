@@ -67,11 +67,13 @@ class UpstreamConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _accept_transport_spellings(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "transport" in data and "type" not in data:
-            fields = cast("dict[str, Any]", data)
+    def _accept_transport_spellings(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        fields = cast("dict[str, Any]", data)
+        if "transport" in fields and "type" not in fields:
             return {("type" if key == "transport" else key): value for key, value in fields.items()}
-        return data
+        return fields
 
     @model_validator(mode="after")
     def _one_way_to_connect(self) -> UpstreamConfig:
