@@ -126,11 +126,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
-        try:
-            async with manager.run():
-                yield
-        finally:
-            await tool_server.aclose()
+        async with tool_server, manager.run():
+            yield
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 

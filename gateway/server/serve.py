@@ -103,12 +103,10 @@ async def serve_async(
 async def _serve_stdio(tool_server: ToolServer) -> None:
     token = connection_id.set(uuid.uuid4().hex)
     try:
-        async with stdio_server() as (read, write):
+        async with tool_server, stdio_server() as (read, write):
             await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
     finally:
         connection_id.reset(token)
-        with anyio.CancelScope(shield=True):
-            await tool_server.aclose()
 
 
 def serve(tools: Sequence[ToolUnion] | ToolServer, **options: Any) -> None:

@@ -7,12 +7,14 @@ confirmation, write the state delta back, and translate the response with the ad
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Final, cast
+from typing import Any, Final, Self, cast
 
+import anyio
 import jsonschema
 import pydantic
 from mcp import MCPError, types
@@ -27,7 +29,14 @@ from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import InputRequired, McpClientFeatures, deprecated_in_2026
 from gateway.server.identity import CallIdentity, identify
 from gateway.state import InMemoryStateStore, StateScope, StateStore
-from gateway.tools import ArtifactService, InMemoryArtifactService, ReadonlyContext, State, ToolConfirmation
+from gateway.tools import (
+    ArtifactService,
+    BaseToolset,
+    InMemoryArtifactService,
+    ReadonlyContext,
+    State,
+    ToolConfirmation,
+)
 from gateway.tools.context import ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED, FunctionTool
 from gateway.tools.tool_union import ToolUnion
@@ -135,6 +144,7 @@ class ToolServer:
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
         self.page_size = page_size
         # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
+        self._exit_stack: contextlib.AsyncExitStack | None = None
         self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
         self._active_calls = 0
@@ -165,10 +175,26 @@ class ToolServer:
         """How many `tools/call` requests are running now (an HTTP server drains them before it stops)."""
         return self._active_calls
 
+    async def __aenter__(self) -> Self:
+        """Open the toolsets that hold connections (an `McpToolset`'s upstream sessions live this long)."""
+        async with contextlib.AsyncExitStack() as stack:
+            for item in self.catalog.items:
+                if isinstance(item, BaseToolset):
+                    await stack.enter_async_context(item)
+            self._exit_stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
     async def aclose(self) -> None:
         """Close the toolsets and the state store."""
-        await self.catalog.aclose()
-        await self.state_store.aclose()
+        stack, self._exit_stack = self._exit_stack, None
+        with anyio.CancelScope(shield=True):
+            if stack is not None:
+                await stack.aclose()
+            await self.catalog.aclose()
+            await self.state_store.aclose()
 
     # --- sessions and state -------------------------------------------------------------------------------------
 
