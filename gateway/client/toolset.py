@@ -20,6 +20,7 @@ asking its user — or `action="decline"`.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import logging
@@ -55,6 +56,8 @@ class _SessionSlot:
         self.lock = anyio.Lock()
         self.session: UpstreamSession | None = None
         self.tools: list[types.Tool] | None = None
+        self.active: list[ToolContext] = []
+        """The calls in flight on this session, newest last: where forwarded upstream requests go."""
 
 
 class McpToolset(BaseToolset):
@@ -73,6 +76,12 @@ class McpToolset(BaseToolset):
         logging_callback: receives the server's log messages.
         mode: `"auto"` (try the 2026-07-28 protocol, fall back to the handshake), `"legacy"` (handshake only) or
             `"2026-07-28"`.
+        session_key: a key for a context; each distinct key gets its own upstream session (the gateway keys
+            sessions by downstream session, so a stateful upstream never mixes two clients).
+        confirm_tool: decides per upstream tool whether its calls need confirmation (on top of
+            `require_confirmation`), e.g. from its `destructiveHint`.
+        forward_client_requests: send the upstream's elicitation, sampling and log messages to the client of
+            the call in flight (through its `ToolContext`) instead of to the callbacks.
     """
 
     def __init__(
@@ -88,6 +97,9 @@ class McpToolset(BaseToolset):
         sampling_callback: Any | None = None,
         logging_callback: Any | None = None,
         mode: str = "auto",
+        session_key: Callable[[ReadonlyContext], str] | None = None,
+        confirm_tool: Callable[[types.Tool], bool] | None = None,
+        forward_client_requests: bool = False,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -97,6 +109,9 @@ class McpToolset(BaseToolset):
         self.header_provider = header_provider
         self.progress_callback = progress_callback
         self.mode = mode
+        self.session_key = session_key
+        self.confirm_tool = confirm_tool
+        self.forward_client_requests = forward_client_requests
         self._callbacks = ClientCallbacks(
             elicitation=elicitation_callback,
             sampling=sampling_callback,
@@ -149,13 +164,21 @@ class McpToolset(BaseToolset):
                 "sessions have an owner (and are closed when the block ends)."
             )
         headers = await self._headers(context)
-        key = json.dumps(headers or {}, sort_keys=True)
+        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
+        key = json.dumps([identity, headers or {}], sort_keys=True)
         slot = self._slots.setdefault(key, _SessionSlot())
         async with slot.lock:
             if slot.session is None or not slot.session.alive:
                 slot.tools = None
+                callbacks = (
+                    _forwarding_callbacks(slot, self._invalidate_tools) if self.forward_client_requests else None
+                )
                 slot.session = await open_upstream(
-                    self._task_group, self.connection_params, self._callbacks, headers=headers, mode=self.mode
+                    self._task_group,
+                    self.connection_params,
+                    callbacks or self._callbacks,
+                    headers=headers,
+                    mode=self.mode,
                 )
             return slot, slot.session
 
@@ -203,7 +226,10 @@ class McpToolset(BaseToolset):
             if mcp_tool.name in RESERVED_TOOL_NAMES:
                 logger.warning("Skipping upstream tool %r: the name is reserved by ADK.", mcp_tool.name)
                 continue
-            tool = McpTool(mcp_tool=mcp_tool, toolset=self, require_confirmation=self.require_confirmation)
+            policy: ConfirmationPolicy = self.require_confirmation
+            if self.confirm_tool is not None and self.confirm_tool(mcp_tool):
+                policy = True
+            tool = McpTool(mcp_tool=mcp_tool, toolset=self, require_confirmation=policy)
             if self._is_tool_selected(tool, readonly_context):
                 selected.append(tool)
         return sorted(selected, key=lambda t: t.name)
@@ -217,6 +243,7 @@ class McpToolset(BaseToolset):
                 await self.progress_callback(progress, total, message)
             await tool_context.send_progress({"progress": progress, "total": total, "message": message})
 
+        slot.active.append(tool_context)
         try:
             return await session.client.call_tool(name, args, progress_callback=on_progress)
         except MCPError as exc:
@@ -227,6 +254,8 @@ class McpToolset(BaseToolset):
                     "the call was not retried. The next call opens a new session."
                 ) from exc
             raise
+        finally:
+            slot.active.remove(tool_context)
 
     # --- resources and prompts ----------------------------------------------------------------------------------
 
@@ -265,3 +294,45 @@ class McpToolset(BaseToolset):
     ) -> types.GetPromptResult:
         """Render one prompt."""
         return await (await self.session(readonly_context)).client.get_prompt(name, arguments)
+
+
+def _forwarding_callbacks(slot: _SessionSlot, on_tools_changed: Callable[[], None]) -> ClientCallbacks:
+    """Callbacks that hand the upstream's requests to the client of the newest call in flight on `slot`."""
+
+    def current() -> ToolContext | None:
+        return slot.active[-1] if slot.active else None
+
+    async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+        tool_context = current()
+        if tool_context is None or isinstance(params, types.ElicitRequestURLParams):
+            return types.ElicitResult(action="decline")
+        try:
+            return await tool_context.elicit(
+                params.message, params.requested_schema.model_dump(by_alias=True, exclude_none=True)
+            )  # pyright: ignore[reportUnknownMemberType]
+        except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
+
+    async def sample(
+        _context: Any, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.ErrorData:
+        tool_context = current()
+        if tool_context is None:
+            return types.ErrorData(code=types.INVALID_REQUEST, message="No client call is waiting for this request.")
+        try:
+            return await tool_context.sample(
+                list(params.messages),
+                max_tokens=params.max_tokens,
+                system_prompt=params.system_prompt,
+                temperature=params.temperature,
+            )
+        except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        tool_context = current()
+        if tool_context is not None:
+            with contextlib.suppress(GatewayError):
+                await tool_context.log(params.level, params.data, params.logger)
+
+    return ClientCallbacks(elicitation=elicit, sampling=sample, logging=log, on_tools_changed=on_tools_changed)
