@@ -307,9 +307,7 @@ def _forwarding_callbacks(slot: _SessionSlot, on_tools_changed: Callable[[], Non
         if tool_context is None or isinstance(params, types.ElicitRequestURLParams):
             return types.ElicitResult(action="decline")
         try:
-            return await tool_context.elicit(
-                params.message, params.requested_schema.model_dump(by_alias=True, exclude_none=True)
-            )  # pyright: ignore[reportUnknownMemberType]
+            return await tool_context.elicit(params.message, dict(params.requested_schema))
         except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
 
