@@ -1,6 +1,7 @@
 """The `adk-mcp-gateway` command line.
 
-Exit codes: 0 success; 1 runtime failure; 2 bad usage, configuration or tool reference; 130 interrupted.
+Exit codes: 0 success; 1 a runtime failure (an upstream that does not work, a tool call that returned an error);
+2 bad usage, configuration or tool reference; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
+from typing import Any
 
 import anyio
 
 from adapters import declaration_to_mcp_tool
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, UpstreamUnavailableError
 from gateway.references import load_tools
-from gateway.tools import BaseTool, BaseToolset, ReadonlyContext
+from gateway.tools import BaseTool, ReadonlyContext, ToolConfirmation, ToolContext
+from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["main"]
 
@@ -29,37 +32,50 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
+_EPILOG = """\
+CONFIG is a JSON file in Claude Desktop's format ({"mcpServers": {...}}) plus gateway options; see README.
+Tool references (--tools): 'package.module:attr' (a function, tool, toolset or list of them), 'package.module' or
+'path/to/file.py' (its __all__, else its public functions).
+
+examples:
+  adk-mcp-gateway serve examples/gateway.json                    # stdio, for Claude Desktop
+  adk-mcp-gateway serve examples/gateway.json --transport http   # http://127.0.0.1:8000/mcp and /sse
+  adk-mcp-gateway serve --tools my_tools.py                      # just local functions
+  adk-mcp-gateway tools examples/gateway.json                    # the merged catalog
+  adk-mcp-gateway call examples/gateway.json time_get_current_time --args '{"timezone": "UTC"}'
+  adk-mcp-gateway check examples/gateway.json                    # is every upstream reachable?
+"""
+
+
+def _add_sources(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
+    parser.add_argument(
+        "--tools", dest="references", action="append", default=[], metavar="REF", help="local tools (repeatable)"
+    )
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adk-mcp-gateway",
-        description="Bridge ADK-style Python tools and the Model Context Protocol.",
-        epilog="Tool references: 'package.module:attr' (a function, tool, toolset or list of them), "
-        "'package.module' or 'path/to/file.py' (its __all__, else its public functions).",
+        description="An MCP gateway: serve Python tools and upstream MCP servers behind one MCP endpoint.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('adk-mcp-gateway')}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    tools = commands.add_parser(
-        "tools",
-        help="list the MCP tools that Python functions would be published as",
-        description="Load tool references and print the MCP tools they become (name, arguments, description).",
-    )
-    tools.add_argument("--tools", dest="references", action="append", required=True, metavar="REF", help="repeatable")
-    tools.add_argument("--json", action="store_true", help="print the tools/list result as JSON instead")
-
     serve = commands.add_parser(
         "serve",
-        help="publish Python functions as an MCP server (stdio, SSE or streamable HTTP)",
-        description="Publish the tools that references name as an MCP server. stdio is what Claude Desktop "
-        "starts; 'http' serves streamable HTTP at /mcp and SSE at /sse on the same port.",
+        help="run the gateway (or just local tools) as an MCP server over stdio, SSE or streamable HTTP",
+        description="Serve the config's upstreams and local tools, and/or --tools, as one MCP server. stdio is "
+        "what Claude Desktop starts; 'http' serves streamable HTTP at /mcp and SSE at /sse on the same port.",
     )
-    serve.add_argument("--tools", dest="references", action="append", required=True, metavar="REF", help="repeatable")
+    _add_sources(serve)
     serve.add_argument("--transport", choices=["stdio", "sse", "http"], default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="TCP port (default: 8000)")
-    serve.add_argument("--name", default="adk-mcp-gateway", help="server name shown to clients")
+    serve.add_argument("--name", help="server name shown to clients (default: the config's, or adk-mcp-gateway)")
     serve.add_argument(
         "--state",
         metavar="PATH",
@@ -78,59 +94,143 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
+
+    tools = commands.add_parser(
+        "tools",
+        help="print the merged tool catalog (name, arguments, source, description)",
+        description="Connect to every upstream of CONFIG, load the local tools, and print what a client would see.",
+    )
+    _add_sources(tools)
+    tools.add_argument("--json", action="store_true", help="print the tools/list result as JSON instead")
+
+    call = commands.add_parser(
+        "call",
+        help="call one tool and print its result",
+        description="Call one tool of the catalog, showing progress on stderr, and print the result as JSON. "
+        "Exits 1 when the tool reports an error.",
+    )
+    _add_sources(call)
+    call.add_argument("tool", metavar="TOOL", help="the tool's name as `tools` lists it")
+    call.add_argument("--args", default="{}", metavar="JSON", help="the arguments, e.g. '{\"a\": 1}'")
+    call.add_argument("--yes", action="store_true", help="approve a confirmation without asking")
+
+    check = commands.add_parser(
+        "check",
+        help="validate CONFIG and connect to each upstream, reporting what works",
+        description="Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
+    )
+    check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
     return parser
 
 
-async def _collect(references: Sequence[str]) -> list[BaseTool]:
-    tools: list[BaseTool] = []
-    for reference in references:
-        for item in load_tools(reference):
-            if isinstance(item, BaseToolset):
-                tools.extend(await item.get_tools_with_prefix(ReadonlyContext()))
-                await item.close()
-            else:
-                tools.append(item)
-    return tools
+def _sources(args: argparse.Namespace) -> tuple[list[ToolUnion], str | None]:
+    """The tool sources and server name that CONFIG and --tools describe."""
+    if not args.config and not args.references:
+        raise GatewayError("Give a gateway CONFIG file, or local tools with --tools REF (or both).")
+    items: list[ToolUnion] = []
+    name: str | None = None
+    if args.config:
+        from gateway.config import load_config
+        from gateway.hub import gateway_tools
+
+        config = load_config(args.config)
+        items.extend(gateway_tools(config))
+        name = config.name
+    for reference in args.references:
+        items.extend(load_tools(reference))
+    return items, name
 
 
-def _print_tools(tools: Sequence[BaseTool], as_json: bool) -> None:
-    mcp_tools = [
-        declaration_to_mcp_tool(declaration, long_running=tool.is_long_running)
-        for tool in tools
+async def _catalog(items: list[ToolUnion]) -> list[tuple[BaseTool, str]]:
+    from gateway.server import ToolServer
+    from gateway.state import InMemoryStateStore
+
+    async with ToolServer(items, state_store=InMemoryStateStore()) as server:
+        entries = await server.catalog.resolve(ReadonlyContext())
+        return [(entry.tool, entry.source) for entry in entries.values()]
+
+
+def _print_tools(tools: Sequence[tuple[BaseTool, str]], as_json: bool) -> None:
+    described = [
+        (declaration_to_mcp_tool(declaration, long_running=tool.is_long_running), source)
+        for tool, source in tools
         if (declaration := tool.get_declaration()) is not None
     ]
     if as_json:
-        listing = {"tools": [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in mcp_tools]}
+        listing = {"tools": [t.model_dump(by_alias=True, mode="json", exclude_none=True) for t, _ in described]}
         print(json.dumps(listing, indent=2, ensure_ascii=False))
         return
-    rows = [("NAME", "ARGUMENTS", "DESCRIPTION")]
-    for tool in mcp_tools:
-        properties = tool.input_schema.get("properties", {})
+    rows = [("NAME", "ARGUMENTS", "SOURCE", "DESCRIPTION")]
+    for tool, source in described:
+        properties: dict[str, Any] = tool.input_schema.get("properties", {})
         required = set(tool.input_schema.get("required", []))
         arguments = ", ".join(f"{name}{'' if name in required else '?'}" for name in properties)
-        summary = (tool.description or "").strip().splitlines()[0] if tool.description else ""
-        rows.append((tool.name, arguments, summary))
-    widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    for name, arguments, summary in rows:
-        print(f"{name:<{widths[0]}}  {arguments:<{widths[1]}}  {summary}".rstrip())
+        summary = (tool.description or "").strip().splitlines()[0] if (tool.description or "").strip() else ""
+        rows.append((tool.name, arguments, source, summary))
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for name, arguments, source, summary in rows:
+        print(f"{name:<{widths[0]}}  {arguments:<{widths[1]}}  {source:<{widths[2]}}  {summary}".rstrip())
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
-    try:
-        if args.command == "tools":
-            tools = anyio.run(_collect, args.references)
-            _print_tools(tools, args.json)
-        elif args.command == "serve":
-            return _serve(args)
-    except GatewayError as exc:
-        print(f"adk-mcp-gateway: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-    return EXIT_OK
+async def _call(items: list[ToolUnion], tool_name: str, arguments: dict[str, Any], assume_yes: bool) -> int:
+    from gateway.server import ToolServer
+    from gateway.state import InMemoryStateStore
+
+    async def show_progress(update: object, /) -> None:
+        print(f"progress: {json.dumps(update, default=str)}", file=sys.stderr, flush=True)
+
+    async with ToolServer(items, state_store=InMemoryStateStore()) as server:
+        entries = await server.catalog.resolve(ReadonlyContext())
+        if tool_name not in entries:
+            print(
+                f"adk-mcp-gateway: error: no tool {tool_name!r}. Available: {', '.join(sorted(entries))}.",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        tool = entries[tool_name].tool
+        context = ToolContext(progress_sink=show_progress)
+        response = await tool.run_async(args=arguments, tool_context=context)
+        requested = context.actions.requested_tool_confirmations.get(context.function_call_id or "")
+        if requested is not None:
+            if not (assume_yes or _ask(f"Allow {tool_name}({json.dumps(arguments)})? [y/N] ")):
+                print(json.dumps({"error": "This tool call is rejected."}))
+                return EXIT_FAILURE
+            confirmed = ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload)
+            context = ToolContext(progress_sink=show_progress, tool_confirmation=confirmed)
+            response = await tool.run_async(args=arguments, tool_context=context)
+    print(json.dumps(response, indent=2, ensure_ascii=False, default=str))
+    return EXIT_FAILURE if isinstance(response, dict) and "error" in response else EXIT_OK
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        print("adk-mcp-gateway: this call needs confirmation; pass --yes to approve it.", file=sys.stderr)
+        return False
+    return input(question).strip().lower() in ("y", "yes")
+
+
+async def _check(config_path: str) -> int:
+    from gateway.config import load_config
+    from gateway.hub import UpstreamToolset, gateway_tools
+
+    config = load_config(config_path)
+    items = gateway_tools(config)
+    print(f"config {config_path}: valid ({len(config.enabled_servers())} upstreams, {len(config.tools)} tool refs)")
+    failures = 0
+    for item in items:
+        if not isinstance(item, UpstreamToolset):
+            continue
+        try:
+            async with item:
+                tools = await item.get_tools()
+                session = await item.session()
+                print(f"  ok    {item.key}: {len(tools)} tools, protocol {session.client.protocol_version}")
+        except GatewayError as exc:
+            failures += 1
+            print(f"  FAIL  {item.key}: {exc}")
+    local = [item for item in items if not isinstance(item, UpstreamToolset)]
+    print(f"  ok    local tools: {len(local)}")
+    return EXIT_FAILURE if failures else EXIT_OK
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -139,19 +239,17 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.state import SqliteStateStore
     from gateway.state.sqlite_store import default_state_path
 
-    items = [item for reference in args.references for item in load_tools(reference)]
+    items, config_name = _sources(args)
+    name = args.name or config_name or "adk-mcp-gateway"
     store = SqliteStateStore(args.state or default_state_path())
-    tool_server = ToolServer(items, name=args.name, version=version("adk-mcp-gateway"), state_store=store)
+    tool_server = ToolServer(items, name=name, version=version("adk-mcp-gateway"), state_store=store)
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     if args.transport != "stdio" and not loopback and not (tokens or os.environ.get(TOKENS_ENV)):
         logger.warning("Serving on %s without --auth-token: anyone who can reach it can call the tools.", args.host)
     if args.transport != "stdio":
         where = f"http://{args.host}:{args.port}"
-        print(
-            f"Serving {args.name} on {where}/mcp (streamable HTTP) and {where}/sse (SSE); Ctrl-C stops.",
-            file=sys.stderr,
-        )
+        print(f"Serving {name} on {where}/mcp (streamable HTTP) and {where}/sse (SSE); Ctrl-C stops.", file=sys.stderr)
     serve(
         tool_server,
         transport=args.transport,
@@ -163,6 +261,43 @@ def _serve(args: argparse.Namespace) -> int:
         json_response=args.json_response,
     )
     return EXIT_OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "serve":
+        return _serve(args)
+    if args.command == "check":
+        return anyio.run(_check, args.config)
+    items, _ = _sources(args)
+    if args.command == "tools":
+        _print_tools(anyio.run(_catalog, items), args.json)
+        return EXIT_OK
+    try:
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        raise GatewayError(f"--args is not valid JSON ({exc.msg} at column {exc.colno}): {args.args}") from exc
+    if not isinstance(arguments, dict):
+        raise GatewayError(f"--args must be a JSON object such as '{{\"a\": 1}}', got {args.args}")
+    return anyio.run(_call, items, args.tool, arguments, args.yes)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, stream=sys.stderr)
+    try:
+        return _run(args)
+    except UpstreamUnavailableError as exc:
+        print(f"adk-mcp-gateway: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except GatewayError as exc:
+        print(f"adk-mcp-gateway: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # `adk-mcp-gateway tools ... | head`: the reader left; nothing more to say.
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -64,10 +64,10 @@ class ToolCatalog:
         entries: dict[str, CatalogEntry] = {}
         for item in self._items:
             if isinstance(item, BaseToolset):
-                source = f"toolset {type(item).__name__}"
+                source = getattr(item, "source_name", None) or f"toolset {type(item).__name__}"
                 tools = await item.get_tools_with_prefix(readonly_context)
             else:
-                source = f"tool {item.name}"
+                source = "local"
                 tools = [item]
             for tool in tools:
                 entry = self._entry(tool, source)

@@ -190,9 +190,11 @@ class ToolServer:
     async def aclose(self) -> None:
         """Close the toolsets and the state store."""
         stack, self._exit_stack = self._exit_stack, None
+        if stack is not None:
+            # Not inside a shield: the toolsets' task groups were entered outside it and must be exited from
+            # the scope they were entered in; each toolset shields its own teardown.
+            await stack.aclose()
         with anyio.CancelScope(shield=True):
-            if stack is not None:
-                await stack.aclose()
             await self.catalog.aclose()
             await self.state_store.aclose()
 

@@ -25,7 +25,7 @@ def test_tools_prints_a_table_of_the_published_tools() -> None:
     done = _run("tools", "--tools", "examples/functions.py")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["NAME", "ARGUMENTS", "DESCRIPTION"]
+    assert lines[0].split() == ["NAME", "ARGUMENTS", "SOURCE", "DESCRIPTION"]
     assert any(line.startswith("days_between") and "start, end, count?" in line for line in lines)
 
 
