@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
@@ -278,7 +278,8 @@ def _run(args: argparse.Namespace) -> int:
         raise GatewayError(f"--args is not valid JSON ({exc.msg} at column {exc.colno}): {args.args}") from exc
     if not isinstance(arguments, dict):
         raise GatewayError(f"--args must be a JSON object such as '{{\"a\": 1}}', got {args.args}")
-    return anyio.run(_call, items, args.tool, arguments, args.yes)
+    call_args = cast("dict[str, Any]", arguments)
+    return anyio.run(_call, items, args.tool, call_args, args.yes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
