@@ -12,7 +12,7 @@ import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any, Final, Self, cast
+from typing import Any, Final, Self, TypeVar, cast
 
 import anyio
 import jsonschema
@@ -24,10 +24,12 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from adapters import response_to_mcp_result
 from adapters.mcp_tool import is_wrapped_output_schema
+from gateway.client import McpToolset
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import InputRequired, McpClientFeatures, deprecated_in_2026
 from gateway.server.identity import CallIdentity, identify
+from gateway.server.passthrough import Passthrough
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.tools import (
     ArtifactService,
@@ -46,6 +48,7 @@ __all__ = ["CONFIRM_FIELD", "ToolServer"]
 logger = logging.getLogger(__name__)
 
 CONFIRM_FIELD: Final = "confirm"
+_Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
 MAX_TRACKED_SESSIONS: Final = 10_000
 """Sessions whose last tool listing is kept for `tools/list_changed` (the SDK's default session cap)."""
@@ -148,6 +151,22 @@ class ToolServer:
         self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
         self._active_calls = 0
+        self.passthrough = Passthrough([item for item in self.catalog.items if isinstance(item, McpToolset)])
+        # Resources, prompts and completion are offered only when an upstream can serve them.
+        upstream_handlers: dict[str, Any] = (
+            {
+                "on_list_resources": self._on_list_resources,
+                "on_list_resource_templates": self._on_list_resource_templates,
+                "on_read_resource": self._on_read_resource,
+                "on_subscribe_resource": self._on_subscribe_resource,
+                "on_unsubscribe_resource": self._on_unsubscribe_resource,
+                "on_list_prompts": self._on_list_prompts,
+                "on_get_prompt": self._on_get_prompt,
+                "on_completion": self._on_completion,
+            }
+            if self.passthrough
+            else {}
+        )
         with deprecated_in_2026():
             # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
             self.server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
@@ -157,6 +176,7 @@ class ToolServer:
                 on_list_tools=self._on_list_tools,
                 on_call_tool=self._on_call_tool,
                 on_set_logging_level=self._on_set_logging_level,
+                **upstream_handlers,
             )
         security = (
             RequestStateSecurity(keys=list(request_state_keys))
@@ -219,16 +239,71 @@ class ToolServer:
         readonly, _ = await self._readonly_context(identity)
         entries = list((await self.catalog.resolve(readonly)).values())
         self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
+        page, next_cursor = self._page([entry.mcp_tool for entry in entries], params, "tools/list")
+        return types.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    def _page(
+        self, items: list[_Item], params: types.PaginatedRequestParams | None, method: str
+    ) -> tuple[list[_Item], str | None]:
+        """One page of a merged listing; the cursor is the offset of the next page."""
         start = 0
         if params is not None and params.cursor is not None:
-            if not params.cursor.isdigit() or int(params.cursor) > len(entries):
-                raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid cursor {params.cursor!r} for tools/list.")
+            if not params.cursor.isdigit() or int(params.cursor) > len(items):
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid cursor {params.cursor!r} for {method}.")
             start = int(params.cursor)
         end = start + self.page_size
-        return types.ListToolsResult(
-            tools=[entry.mcp_tool for entry in entries[start:end]],
-            next_cursor=str(end) if end < len(entries) else None,
-        )
+        return items[start:end], (str(end) if end < len(items) else None)
+
+    # --- resources, prompts, completion (upstream passthrough) -------------------------------------------------
+
+    async def _context(self, ctx: ServerRequestContext[Any, Any]) -> ReadonlyContext:
+        return (await self._readonly_context(identify(ctx)))[0]
+
+    async def _on_list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        merged = await self.passthrough.list_resources(await self._context(ctx))
+        page, next_cursor = self._page(merged, params, "resources/list")
+        return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
+
+    async def _on_list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        merged = await self.passthrough.list_resource_templates(await self._context(ctx))
+        page, next_cursor = self._page(merged, params, "resources/templates/list")
+        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+
+    async def _on_read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await self.passthrough.read_resource(await self._context(ctx), str(params.uri))
+
+    async def _on_subscribe_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        return await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=True)
+
+    async def _on_unsubscribe_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        return await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=False)
+
+    async def _on_list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        merged = await self.passthrough.list_prompts(await self._context(ctx))
+        page, next_cursor = self._page(merged, params, "prompts/list")
+        return types.ListPromptsResult(prompts=page, next_cursor=next_cursor)
+
+    async def _on_get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await self.passthrough.get_prompt(await self._context(ctx), params.name, params.arguments)
+
+    async def _on_completion(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await self.passthrough.complete(await self._context(ctx), params)
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 

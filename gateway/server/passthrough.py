@@ -1,0 +1,162 @@
+"""Resources, prompts and completion of upstream MCP servers, merged and served by the gateway.
+
+Names follow the tools' prefixes: a prompt becomes `{prefix}_{name}`; a resource URI `{prefix}+{uri}` (and a URI
+template `{prefix}+{template}`), so a read finds its upstream again. With an empty prefix everything passes through
+unchanged, and a request is routed to the upstream that listed the name or URI (URIs unknown to all listings go to
+the first upstream whose templates match, else to the first unprefixed upstream).
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from mcp import MCPDeprecationWarning, MCPError, types
+
+from gateway.client import McpToolset
+from gateway.tools import ReadonlyContext
+
+__all__ = ["Passthrough"]
+
+_TEMPLATE_VARIABLE = re.compile(r"\{[^}]*\}")
+
+
+def _prefixed(prefix: str | None, value: str, separator: str) -> str:
+    return f"{prefix}{separator}{value}" if prefix else value
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    parts = _TEMPLATE_VARIABLE.split(template)
+    return re.compile("^" + "[^/]+".join(re.escape(part) for part in parts) + "$")
+
+
+class Passthrough:
+    """Routes resource, prompt and completion requests to the upstream toolsets that own them."""
+
+    def __init__(self, upstreams: Sequence[McpToolset]) -> None:
+        self._upstreams = list(upstreams)
+
+    def __bool__(self) -> bool:
+        return bool(self._upstreams)
+
+    # --- routing ------------------------------------------------------------------------------------------------
+
+    def _by_uri(self, uri: str) -> tuple[McpToolset, str]:
+        for upstream in self._upstreams:
+            prefix = upstream.tool_name_prefix
+            if prefix and uri.startswith(f"{prefix}+"):
+                return upstream, uri[len(prefix) + 1 :]
+        unprefixed = [upstream for upstream in self._upstreams if not upstream.tool_name_prefix]
+        if not unprefixed:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {uri!r}: no upstream serves it.")
+        return unprefixed[0], uri
+
+    async def _by_uri_listed(self, ctx: ReadonlyContext, uri: str) -> tuple[McpToolset, str]:
+        upstream, upstream_uri = self._by_uri(uri)
+        if upstream.tool_name_prefix:
+            return upstream, upstream_uri
+        # Several unprefixed upstreams: the one that lists the URI, or whose template matches it.
+        candidates = [u for u in self._upstreams if not u.tool_name_prefix]
+        if len(candidates) > 1:
+            for candidate in candidates:
+                client = (await candidate.session(ctx)).client
+                listed = await client.list_resources()
+                if any(resource.uri == uri for resource in listed.resources):
+                    return candidate, uri
+                templates = await client.list_resource_templates()
+                if any(_template_pattern(t.uri_template).match(uri) for t in templates.resource_templates):
+                    return candidate, uri
+        return upstream, upstream_uri
+
+    async def _by_prompt(self, ctx: ReadonlyContext, name: str) -> tuple[McpToolset, str]:
+        for upstream in self._upstreams:
+            prefix = upstream.tool_name_prefix
+            if prefix and name.startswith(f"{prefix}_"):
+                return upstream, name[len(prefix) + 1 :]
+        for upstream in self._upstreams:
+            if not upstream.tool_name_prefix:
+                prompts = await upstream.list_prompts(ctx)
+                if any(prompt.name == name for prompt in prompts):
+                    return upstream, name
+        raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt {name!r}.")
+
+    # --- handlers -----------------------------------------------------------------------------------------------
+
+    async def list_resources(self, ctx: ReadonlyContext) -> list[types.Resource]:
+        """Every upstream's resources, URIs prefixed."""
+        merged: list[types.Resource] = []
+        for upstream in self._upstreams:
+            for resource in await upstream.list_resources(ctx):
+                uri = _prefixed(upstream.tool_name_prefix, str(resource.uri), "+")
+                merged.append(resource.model_copy(update={"uri": uri}))
+        return merged
+
+    async def list_resource_templates(self, ctx: ReadonlyContext) -> list[types.ResourceTemplate]:
+        """Every upstream's resource templates, prefixed."""
+        merged: list[types.ResourceTemplate] = []
+        for upstream in self._upstreams:
+            client = (await upstream.session(ctx)).client
+            cursor: str | None = None
+            while True:
+                page = await client.list_resource_templates(cursor=cursor)
+                for template in page.resource_templates:
+                    uri_template = _prefixed(upstream.tool_name_prefix, template.uri_template, "+")
+                    merged.append(template.model_copy(update={"uri_template": uri_template}))
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        return merged
+
+    async def read_resource(self, ctx: ReadonlyContext, uri: str) -> types.ReadResourceResult:
+        """Read a resource from its upstream; contents carry the URI the client asked for."""
+        upstream, upstream_uri = await self._by_uri_listed(ctx, uri)
+        result = await upstream.read_resource(upstream_uri, ctx)
+        prefix = upstream.tool_name_prefix
+        contents = [c.model_copy(update={"uri": _prefixed(prefix, str(c.uri), "+")}) for c in result.contents]
+        return result.model_copy(update={"contents": contents})
+
+    async def subscribe(self, ctx: ReadonlyContext, uri: str, *, subscribe: bool) -> types.EmptyResult:
+        """Forward `resources/subscribe` or `resources/unsubscribe`."""
+        upstream, upstream_uri = await self._by_uri_listed(ctx, uri)
+        client = (await upstream.session(ctx)).client
+        with warnings.catch_warnings():
+            # Deprecated only from 2026-07-28 on; handshake-era clients still subscribe. No await inside.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            call = client.subscribe_resource if subscribe else client.unsubscribe_resource  # pyright: ignore[reportDeprecated]
+            pending = call(upstream_uri)
+        return await pending
+
+    async def list_prompts(self, ctx: ReadonlyContext) -> list[types.Prompt]:
+        """Every upstream's prompts, names prefixed."""
+        merged: list[types.Prompt] = []
+        for upstream in self._upstreams:
+            for prompt in await upstream.list_prompts(ctx):
+                name = _prefixed(upstream.tool_name_prefix, prompt.name, "_")
+                merged.append(prompt.model_copy(update={"name": name}))
+        return merged
+
+    async def get_prompt(
+        self, ctx: ReadonlyContext, name: str, arguments: dict[str, str] | None
+    ) -> types.GetPromptResult:
+        """Render a prompt on its upstream."""
+        upstream, upstream_name = await self._by_prompt(ctx, name)
+        return await upstream.get_prompt(upstream_name, arguments, ctx)
+
+    async def complete(self, ctx: ReadonlyContext, params: types.CompleteRequestParams) -> types.CompleteResult:
+        """Forward `completion/complete` to the upstream owning the prompt or resource template."""
+        ref: Any = params.ref
+        if isinstance(ref, types.PromptReference):
+            upstream, name = await self._by_prompt(ctx, ref.name)
+            upstream_ref: types.PromptReference | types.ResourceTemplateReference = ref.model_copy(
+                update={"name": name}
+            )
+        else:
+            upstream, uri = self._by_uri(str(ref.uri))
+            upstream_ref = ref.model_copy(update={"uri": uri})
+        client = (await upstream.session(ctx)).client
+        context_arguments = params.context.arguments if params.context else None
+        return await client.complete(
+            upstream_ref, {"name": params.argument.name, "value": params.argument.value}, context_arguments
+        )
