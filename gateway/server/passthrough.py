@@ -9,11 +9,11 @@ the first upstream whose templates match, else to the first unprefixed upstream)
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from mcp import MCPDeprecationWarning, MCPError, types
+from mcp import MCPError, types
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client import McpToolset
 from gateway.tools import ReadonlyContext
@@ -121,12 +121,17 @@ class Passthrough:
         """Forward `resources/subscribe` or `resources/unsubscribe`."""
         upstream, upstream_uri = await self._by_uri_listed(ctx, uri)
         client = (await upstream.session(ctx)).client
-        with warnings.catch_warnings():
-            # Deprecated only from 2026-07-28 on; handshake-era clients still subscribe. No await inside.
-            warnings.simplefilter("ignore", MCPDeprecationWarning)
-            call = client.subscribe_resource if subscribe else client.unsubscribe_resource  # pyright: ignore[reportDeprecated]
-            pending = call(upstream_uri)
-        return await pending
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            # 2026-07-28 removed resources/subscribe; updates there come from `subscriptions/listen`, which the
+            # gateway does not relay yet, so the subscription is acknowledged here.
+            return types.EmptyResult()
+        # `send_request` rather than the SDK's subscribe helpers, which warn about the 2026 deprecation.
+        request: types.SubscribeRequest | types.UnsubscribeRequest = (
+            types.SubscribeRequest(params=types.SubscribeRequestParams(uri=upstream_uri))
+            if subscribe
+            else types.UnsubscribeRequest(params=types.UnsubscribeRequestParams(uri=upstream_uri))
+        )
+        return await client.session.send_request(request, types.EmptyResult)
 
     async def list_prompts(self, ctx: ReadonlyContext) -> list[types.Prompt]:
         """Every upstream's prompts, names prefixed."""
