@@ -27,6 +27,14 @@ def _prefixed(prefix: str | None, value: str, separator: str) -> str:
     return f"{prefix}{separator}{value}" if prefix else value
 
 
+def _own_meta(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    """An upstream result's `_meta` without the protocol envelope (the upstream's server info is not ours)."""
+    if not meta:
+        return meta
+    kept = {key: value for key, value in meta.items() if not key.startswith("io.modelcontextprotocol/")}
+    return kept or None
+
+
 def _template_pattern(template: str) -> re.Pattern[str]:
     parts = _TEMPLATE_VARIABLE.split(template)
     return re.compile("^" + "[^/]+".join(re.escape(part) for part in parts) + "$")
@@ -115,7 +123,7 @@ class Passthrough:
         result = await upstream.read_resource(upstream_uri, ctx)
         prefix = upstream.tool_name_prefix
         contents = [c.model_copy(update={"uri": _prefixed(prefix, str(c.uri), "+")}) for c in result.contents]
-        return result.model_copy(update={"contents": contents})
+        return result.model_copy(update={"contents": contents, "meta": _own_meta(result.meta)})
 
     async def subscribe(self, ctx: ReadonlyContext, uri: str, *, subscribe: bool) -> types.EmptyResult:
         """Forward `resources/subscribe` or `resources/unsubscribe`."""
@@ -147,7 +155,8 @@ class Passthrough:
     ) -> types.GetPromptResult:
         """Render a prompt on its upstream."""
         upstream, upstream_name = await self._by_prompt(ctx, name)
-        return await upstream.get_prompt(upstream_name, arguments, ctx)
+        result = await upstream.get_prompt(upstream_name, arguments, ctx)
+        return result.model_copy(update={"meta": _own_meta(result.meta)})
 
     async def complete(self, ctx: ReadonlyContext, params: types.CompleteRequestParams) -> types.CompleteResult:
         """Forward `completion/complete` to the upstream owning the prompt or resource template."""
@@ -162,6 +171,7 @@ class Passthrough:
             upstream_ref = ref.model_copy(update={"uri": uri})
         client = (await upstream.session(ctx)).client
         context_arguments = params.context.arguments if params.context else None
-        return await client.complete(
+        result = await client.complete(
             upstream_ref, {"name": params.argument.name, "value": params.argument.value}, context_arguments
         )
+        return result.model_copy(update={"meta": _own_meta(result.meta)})
