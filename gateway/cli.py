@@ -20,8 +20,8 @@ import anyio
 from adapters import declaration_to_mcp_tool
 from gateway.errors import GatewayError, UpstreamUnavailableError
 from gateway.references import load_tools
-from gateway.tools import BaseTool, ReadonlyContext, ToolConfirmation, ToolContext
-from gateway.tools.tool_union import ToolUnion
+from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolConfirmation, ToolContext
+from gateway.tools.tool_union import ToolUnion, as_tool
 
 __all__ = ["main"]
 
@@ -217,20 +217,48 @@ async def _check(config_path: str) -> int:
     items = gateway_tools(config)
     print(f"config {config_path}: valid ({len(config.enabled_servers())} upstreams, {len(config.tools)} tool refs)")
     failures = 0
+    published: list[tuple[str, str]] = []
     for item in items:
         if not isinstance(item, UpstreamToolset):
             continue
         try:
             async with item:
-                tools = await item.get_tools()
+                # `list_mcp_tools` raises for an upstream that does not work; `get_tools` would leave it out.
+                await item.list_mcp_tools()
+                tools = await item.get_tools_with_prefix()
                 session = await item.session()
                 print(f"  ok    {item.key}: {len(tools)} tools, protocol {session.client.protocol_version}")
+                published.extend((tool.name, item.source_name) for tool in tools)
         except GatewayError as exc:
             failures += 1
             print(f"  FAIL  {item.key}: {exc}")
-    local = [item for item in items if not isinstance(item, UpstreamToolset)]
+    local = await _local_tool_names([item for item in items if not isinstance(item, UpstreamToolset)])
     print(f"  ok    local tools: {len(local)}")
+    published.extend((name, "local") for name in local)
+    failures += _report_name_conflicts(published)
     return EXIT_FAILURE if failures else EXIT_OK
+
+
+async def _local_tool_names(items: list[ToolUnion]) -> list[str]:
+    names: list[str] = []
+    for item in map(as_tool, items):
+        tools = await item.get_tools_with_prefix(ReadonlyContext()) if isinstance(item, BaseToolset) else [item]
+        names.extend(tool.name for tool in tools)
+    return names
+
+
+def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
+    """Print one FAIL line per tool name that two sources publish; returns how many there are."""
+    sources: dict[str, list[str]] = {}
+    for name, source in published:
+        sources.setdefault(name, []).append(source)
+    conflicts = {name: where for name, where in sources.items() if len(where) > 1}
+    for name, where in conflicts.items():
+        print(
+            f"  FAIL  names: {name!r} is published by {' and '.join(where)}, so listing the tools would fail. "
+            'Give an upstream a different "prefix", or leave the tool out with "denyTools".'
+        )
+    return len(conflicts)
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat
@@ -46,15 +47,22 @@ class _HttpParams(_Params):
     """An `httpx2.Auth`, e.g. the MCP SDK's `OAuthClientProvider`."""
 
     def describe(self) -> str:
-        """A short name for messages."""
-        return self.url
+        """A short name for messages: the URL without credentials or query values (which may hold secrets)."""
+        parts = urlsplit(self.url)
+        netloc = parts.netloc.rpartition("@")[2]
+        query = "&".join(f"{name}=..." for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
     def http_headers(self, extra: dict[str, str] | None = None) -> dict[str, str]:
-        """Static headers, the bearer token, then per-identity headers (which win)."""
-        headers = dict(self.headers or {})
-        if self.bearer_token:
-            headers["Authorization"] = f"Bearer {self.bearer_token}"
-        headers.update(extra or {})
+        """Static headers, the bearer token, then per-identity headers; a later name replaces an earlier one
+        whatever its case."""
+        headers: dict[str, str] = {}
+        layers = [self.headers or {}, {"Authorization": f"Bearer {self.bearer_token}"} if self.bearer_token else {}]
+        for layer in [*layers, extra or {}]:
+            for name, value in layer.items():
+                for existing in [key for key in headers if key.lower() == name.lower()]:
+                    del headers[existing]
+                headers[name] = value
         return headers
 
     def httpx_auth(self) -> httpx2.Auth | None:

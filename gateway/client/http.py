@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import httpx2
 
-__all__ = ["http_client"]
+__all__ = ["ResponseHook", "http_client"]
+
+ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
+"""Called with every response (its body unread), e.g. to notice a 404 for a forgotten session."""
 
 
 def http_client(
@@ -13,6 +18,7 @@ def http_client(
     connect_timeout: float,
     read_timeout: float | None,
     auth: httpx2.Auth | None = None,
+    on_response: ResponseHook | None = None,
 ) -> httpx2.AsyncClient:
     """An HTTP client for one upstream session.
 
@@ -20,4 +26,5 @@ def http_client(
     spell of a tool call (servers stream progress, but need not).
     """
     timeout = httpx2.Timeout(connect_timeout, read=read_timeout)
-    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, follow_redirects=False)
+    hooks: dict[str, list[ResponseHook]] = {"response": [on_response]} if on_response else {}
+    return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, follow_redirects=False, event_hooks=hooks)

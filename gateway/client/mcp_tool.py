@@ -75,4 +75,8 @@ class McpTool(BaseTool):
             return {"error": f"MCP tool execution failed: {exc}"}
         except UpstreamUnavailableError as exc:
             return {"error": str(exc)}
+        except Exception as exc:
+            # The boundary to the model: whatever else went wrong becomes ADK's error dict, as in ADK.
+            logger.exception("Calling the upstream tool %r failed", self._mcp_tool.name)
+            return {"error": f"Unexpected error during MCP tool execution: {exc}"}
         return mcp_result_to_response(result)

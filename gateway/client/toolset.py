@@ -7,33 +7,40 @@ long as the `async with` block.
         tools = await ts.get_tools()
         print(await tools[0].run_async(args={"timezone": "Europe/Paris"}, tool_context=ToolContext()))
 
-Sessions: one per identity — the headers `header_provider` returns for a context (all callers share one session
-when there is no provider). A session whose transport died or that the server ended (HTTP 404 "Session
-terminated", a stdio child that exited) fails the call in flight with a clear error and is replaced on the next
-call; `tools/call` itself is never retried. `tools/list` is paginated and cached per session until the server
-announces `notifications/tools/list_changed`.
+Sessions: one per identity — the `session_key` and the headers `header_provider` give a context (all callers share
+one session when there is neither). A session whose transport ended (a stdio child that exited, a closed SSE stream)
+is replaced before the next call; one the server forgot (HTTP 404 after a restart) or that died under a call fails
+that call with a clear error and is replaced on the next. `tools/call` itself is never retried; listings are, once,
+on a fresh session. `release(context)` ends one identity's session at once, `session_idle_timeout` ends idle ones.
 
-Upstream requests (elicitation, sampling, roots) reach the callbacks given here. An agent answers an elicitation by
-returning `mcp.types.ElicitResult(action="accept", content={...})` from `elicitation_callback` — for example after
-asking its user — or `action="decline"`.
+`tools/list` is paginated and cached per session while the server can announce changes: handshake-era sessions
+until `notifications/tools/list_changed`, modern (2026-07-28) sessions while a `subscriptions/listen` stream is
+open; otherwise for the TTL the server gives the listing (none by default, so every `get_tools` lists again).
+
+Upstream requests (elicitation, sampling, log messages) reach the callbacks given here, or, with
+`forward_client_requests`, the client of the call in flight (`gateway.client.forwarding`). An agent answers an
+elicitation by returning `mcp.types.ElicitResult(action="accept", content={...})` from `elicitation_callback` — for
+example after asking its user — or `action="decline"`.
 """
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar, cast
 
 import anyio
 import anyio.abc
 from mcp import MCPError, types
 
 from gateway.client.connection import ConnectionParams
+from gateway.client.forwarding import forwarding_callbacks
 from gateway.client.mcp_tool import McpTool
+from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
 from gateway.errors import GatewayError, UpstreamUnavailableError
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
@@ -46,18 +53,7 @@ logger = logging.getLogger(__name__)
 
 HeaderProvider = Callable[[ReadonlyContext], dict[str, str] | Awaitable[dict[str, str]]]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
-_DEAD_SESSION_CODES = frozenset({types.CONNECTION_CLOSED, types.INVALID_REQUEST})
-
-
-class _SessionSlot:
-    """The pooled session of one identity, with its cached tool list."""
-
-    def __init__(self) -> None:
-        self.lock = anyio.Lock()
-        self.session: UpstreamSession | None = None
-        self.tools: list[types.Tool] | None = None
-        self.active: list[ToolContext] = []
-        """The calls in flight on this session, newest last: where forwarded upstream requests go."""
+_T = TypeVar("_T")
 
 
 class McpToolset(BaseToolset):
@@ -82,6 +78,11 @@ class McpToolset(BaseToolset):
             `require_confirmation`), e.g. from its `destructiveHint`.
         forward_client_requests: send the upstream's elicitation, sampling and log messages to the client of
             the call in flight (through its `ToolContext`) instead of to the callbacks.
+        session_meta_key: a `_meta` key under which every request carries a digest of the context's
+            `session_key`, so that a sessionless (2026-07-28) upstream can still tell the sessions apart, and one
+            that restarted finds the same key again (adk-mcp-gateway servers read `adk-mcp-gateway/session`).
+        session_idle_timeout: close a session after this many seconds without a request in flight (a new one is
+            opened on the next use); None keeps sessions until the toolset closes.
     """
 
     def __init__(
@@ -100,6 +101,8 @@ class McpToolset(BaseToolset):
         session_key: Callable[[ReadonlyContext], str] | None = None,
         confirm_tool: Callable[[types.Tool], bool] | None = None,
         forward_client_requests: bool = False,
+        session_meta_key: str | None = None,
+        session_idle_timeout: float | None = None,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -112,13 +115,12 @@ class McpToolset(BaseToolset):
         self.session_key = session_key
         self.confirm_tool = confirm_tool
         self.forward_client_requests = forward_client_requests
+        self.session_meta_key = session_meta_key
+        self.session_idle_timeout = session_idle_timeout
         self._callbacks = ClientCallbacks(
-            elicitation=elicitation_callback,
-            sampling=sampling_callback,
-            logging=logging_callback,
-            on_tools_changed=self._invalidate_tools,
+            elicitation=elicitation_callback, sampling=sampling_callback, logging=logging_callback
         )
-        self._slots: dict[str, _SessionSlot] = {}
+        self._slots: dict[str, SessionSlot] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
@@ -143,9 +145,10 @@ class McpToolset(BaseToolset):
     async def close(self) -> None:
         """End every upstream session (stdio children are killed with their process group)."""
         slots, self._slots = list(self._slots.values()), {}
-        for slot in slots:
-            if slot.session is not None:
-                await slot.session.aclose()
+        async with anyio.create_task_group() as tg:
+            for slot in slots:
+                if slot.session is not None:
+                    tg.start_soon(slot.session.aclose)
 
     # --- sessions -----------------------------------------------------------------------------------------------
 
@@ -157,40 +160,93 @@ class McpToolset(BaseToolset):
             headers = await headers
         return dict(headers)
 
-    async def _slot(self, context: ReadonlyContext | None) -> tuple[_SessionSlot, UpstreamSession]:
+    async def _identity(self, context: ReadonlyContext | None) -> tuple[str, str, dict[str, str] | None]:
+        """The slot key, the session key and the headers of a context."""
+        headers = await self._headers(context)
+        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
+        return json.dumps([identity, headers or {}], sort_keys=True), identity, headers
+
+    def _session_meta(self, identity: str) -> types.RequestParamsMeta | None:
+        if not self.session_meta_key or not identity:
+            return None
+        # A digest: the upstream needs a stable, distinct key, not the downstream's user and session ids.
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
+        return cast("types.RequestParamsMeta", {self.session_meta_key: digest})
+
+    async def _slot(self, context: ReadonlyContext | None) -> tuple[SessionSlot, UpstreamSession]:
         if self._task_group is None:
             raise GatewayError(
                 "McpToolset is not open: use it as `async with McpToolset(...) as toolset:` so that its upstream "
                 "sessions have an owner (and are closed when the block ends)."
             )
-        headers = await self._headers(context)
-        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
-        key = json.dumps([identity, headers or {}], sort_keys=True)
-        slot = self._slots.setdefault(key, _SessionSlot())
+        key, identity, headers = await self._identity(context)
+        slot = self._slots.get(key)
+        if slot is None:
+            self._forget_ended_slots()
+            slot = self._slots[key] = SessionSlot()
         async with slot.lock:
             if slot.session is None or not slot.session.alive:
-                slot.tools = None
-                callbacks = (
-                    _forwarding_callbacks(slot, self._invalidate_tools) if self.forward_client_requests else None
-                )
-                slot.session = await open_upstream(
+                stale, slot.session, slot.tools = slot.session, None, None
+                if stale is not None:
+                    await stale.aclose()
+                callbacks = forwarding_callbacks(slot.active) if self.forward_client_requests else self._callbacks
+                session = await open_upstream(
                     self._task_group,
                     self.connection_params,
-                    callbacks or self._callbacks,
+                    callbacks,
                     headers=headers,
                     mode=self.mode,
+                    idle_timeout=self.session_idle_timeout,
                 )
+                session.meta = self._session_meta(identity)
+                slot.session = session
             return slot, slot.session
 
-    async def _discard(self, slot: _SessionSlot, session: UpstreamSession) -> None:
+    def _forget_ended_slots(self) -> None:
+        """Drop the slots of identities whose session ended (idle, closed) and that nobody is using."""
+        for key, slot in list(self._slots.items()):
+            if slot.session is not None and not slot.session.alive and not slot.lock.locked() and not slot.active:
+                del self._slots[key]
+
+    async def release(self, readonly_context: ReadonlyContext | None = None) -> None:
+        """End the session of a context's identity now (e.g. when the downstream session it served ended)."""
+        key, _, _ = await self._identity(readonly_context)
+        slot = self._slots.pop(key, None)
+        if slot is not None and slot.session is not None:
+            await slot.session.aclose()
+
+    async def _discard(self, slot: SessionSlot, session: UpstreamSession) -> None:
         if slot.session is session:
             slot.session = None
             slot.tools = None
         await session.aclose()
 
-    def _invalidate_tools(self) -> None:
-        for slot in self._slots.values():
-            slot.tools = None
+    @staticmethod
+    def _is_dead(session: UpstreamSession, error: MCPError) -> bool:
+        return error.code == types.CONNECTION_CLOSED or not session.alive
+
+    async def _request(
+        self,
+        context: ReadonlyContext | None,
+        what: str,
+        send: Callable[[SessionSlot, UpstreamSession], Awaitable[_T]],
+    ) -> _T:
+        """Send an idempotent request; if the session turns out dead, send it once more on a fresh session."""
+        for attempt in range(2):
+            slot, session = await self._slot(context)
+            try:
+                with session.busy():
+                    return await send(slot, session)
+            except MCPError as exc:
+                if not self._is_dead(session, exc):
+                    raise
+                await self._discard(slot, session)
+                if attempt:
+                    raise UpstreamUnavailableError(
+                        f"{what} failed: the session with {session.description} ended twice in a row ({exc.message})."
+                    ) from exc
+                logger.info("The session with %s ended (%s); reconnecting for %s.", session.description, exc, what)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def session(self, readonly_context: ReadonlyContext | None = None) -> UpstreamSession:
         """The live session for a context (opened on first use)."""
@@ -199,25 +255,39 @@ class McpToolset(BaseToolset):
     # --- tools --------------------------------------------------------------------------------------------------
 
     async def list_mcp_tools(self, readonly_context: ReadonlyContext | None = None) -> list[types.Tool]:
-        """Every tool of the upstream (all pages), cached until the server says the list changed."""
-        slot, session = await self._slot(readonly_context)
-        if slot.tools is not None:
-            return slot.tools
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        try:
+        """Every tool of the upstream (all pages), cached until the server says the list changed.
+
+        Raises:
+            UpstreamUnavailableError: the upstream cannot be reached or answered the listing with an error.
+        """
+
+        async def list_all(slot: SessionSlot, session: UpstreamSession) -> list[types.Tool]:
+            cached = slot.cached_tools(session)
+            if cached is not None:
+                return cached
+            generation = session.tools_generation
+            tools: list[types.Tool] = []
+            ttl_ms: int | None = None
+            cursor: str | None = None
             while True:
-                page = await session.client.list_tools(cursor=cursor)
+                page = await session.client.list_tools(cursor=cursor, meta=session.meta)
                 tools.extend(page.tools)
+                ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
                 cursor = page.next_cursor
                 if not cursor:
                     break
+            if slot.session is session:
+                slot.tools = tools
+                slot.tools_generation = generation
+                slot.tools_expire_at = anyio.current_time() + (ttl_ms or 0) / 1000
+            return tools
+
+        try:
+            return await self._request(readonly_context, "Listing the tools", list_all)
         except MCPError as exc:
-            if exc.code in _DEAD_SESSION_CODES:
-                await self._discard(slot, session)
-            raise UpstreamUnavailableError(f"Listing the tools of {session.description} failed: {exc.message}") from exc
-        slot.tools = tools
-        return tools
+            raise UpstreamUnavailableError(
+                f"Listing the tools of {self.connection_params.describe()} failed: {exc.message}"
+            ) from exc
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped."""
@@ -235,25 +305,38 @@ class McpToolset(BaseToolset):
         return sorted(selected, key=lambda t: t.name)
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
-        """Send `tools/call` once; a dead session is dropped so the next call gets a fresh one."""
+        """Send `tools/call` once, never again: a session that dies is dropped so the next call gets a fresh one.
+
+        Raises:
+            UpstreamUnavailableError: the upstream cannot be reached, or its session ended during the call.
+            MCPError: the upstream answered with a JSON-RPC error (unknown tool, bad request, timeout).
+        """
         slot, session = await self._slot(tool_context)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if self.progress_callback is not None:
                 await self.progress_callback(progress, total, message)
-            await tool_context.send_progress({"progress": progress, "total": total, "message": message})
+            update: dict[str, Any] = {"progress": progress, "total": total, "message": message}
+            await tool_context.send_progress({key: value for key, value in update.items() if value is not None})
 
         slot.active.append(tool_context)
         try:
-            return await session.client.call_tool(name, args, progress_callback=on_progress)
+            with session.busy():
+                return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
         except MCPError as exc:
-            if exc.code in _DEAD_SESSION_CODES and (exc.code == types.CONNECTION_CLOSED or "terminated" in exc.message):
-                await self._discard(slot, session)
+            if not self._is_dead(session, exc):
+                raise
+            await self._discard(slot, session)
+            if session.expired:
                 raise UpstreamUnavailableError(
-                    f"The session with {session.description} ended during the call to {name!r} ({exc.message}); "
-                    "the call was not retried. The next call opens a new session."
+                    f"{session.description} no longer knows this session (the server restarted or expired it), "
+                    f"so the call to {name!r} was refused; it was not retried. The next call opens a new session."
                 ) from exc
-            raise
+            raise UpstreamUnavailableError(
+                f"The session with {session.description} ended during the call to {name!r} "
+                f"({_cause(session, exc)}); the call was not retried, so it may or may not have taken effect. "
+                "The next call opens a new session."
+            ) from exc
         finally:
             slot.active.remove(tool_context)
 
@@ -261,76 +344,56 @@ class McpToolset(BaseToolset):
 
     async def list_resources(self, readonly_context: ReadonlyContext | None = None) -> list[types.Resource]:
         """Every resource the upstream lists (all pages)."""
-        client = (await self.session(readonly_context)).client
-        resources: list[types.Resource] = []
-        cursor: str | None = None
-        while True:
-            page = await client.list_resources(cursor=cursor)
-            resources.extend(page.resources)
-            cursor = page.next_cursor
-            if not cursor:
-                return resources
+
+        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Resource]:
+            resources: list[types.Resource] = []
+            cursor: str | None = None
+            while True:
+                page = await session.client.list_resources(cursor=cursor, meta=session.meta)
+                resources.extend(page.resources)
+                cursor = page.next_cursor
+                if not cursor:
+                    return resources
+
+        return await self._request(readonly_context, "Listing the resources", list_all)
 
     async def read_resource(
         self, uri: str, readonly_context: ReadonlyContext | None = None
     ) -> types.ReadResourceResult:
         """Read one resource."""
-        return await (await self.session(readonly_context)).client.read_resource(uri)
+        return await self._request(
+            readonly_context,
+            f"Reading {uri}",
+            lambda _slot, session: session.client.read_resource(uri, meta=session.meta),
+        )
 
     async def list_prompts(self, readonly_context: ReadonlyContext | None = None) -> list[types.Prompt]:
         """Every prompt the upstream lists (all pages)."""
-        client = (await self.session(readonly_context)).client
-        prompts: list[types.Prompt] = []
-        cursor: str | None = None
-        while True:
-            page = await client.list_prompts(cursor=cursor)
-            prompts.extend(page.prompts)
-            cursor = page.next_cursor
-            if not cursor:
-                return prompts
+
+        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Prompt]:
+            prompts: list[types.Prompt] = []
+            cursor: str | None = None
+            while True:
+                page = await session.client.list_prompts(cursor=cursor, meta=session.meta)
+                prompts.extend(page.prompts)
+                cursor = page.next_cursor
+                if not cursor:
+                    return prompts
+
+        return await self._request(readonly_context, "Listing the prompts", list_all)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, readonly_context: ReadonlyContext | None = None
     ) -> types.GetPromptResult:
         """Render one prompt."""
-        return await (await self.session(readonly_context)).client.get_prompt(name, arguments)
+        return await self._request(
+            readonly_context,
+            f"Getting the prompt {name!r}",
+            lambda _slot, session: session.client.get_prompt(name, arguments, meta=session.meta),
+        )
 
 
-def _forwarding_callbacks(slot: _SessionSlot, on_tools_changed: Callable[[], None]) -> ClientCallbacks:
-    """Callbacks that hand the upstream's requests to the client of the newest call in flight on `slot`."""
-
-    def current() -> ToolContext | None:
-        return slot.active[-1] if slot.active else None
-
-    async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
-        tool_context = current()
-        if tool_context is None or isinstance(params, types.ElicitRequestURLParams):
-            return types.ElicitResult(action="decline")
-        try:
-            return await tool_context.elicit(params.message, dict(params.requested_schema))
-        except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
-
-    async def sample(
-        _context: Any, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.ErrorData:
-        tool_context = current()
-        if tool_context is None:
-            return types.ErrorData(code=types.INVALID_REQUEST, message="No client call is waiting for this request.")
-        try:
-            return await tool_context.sample(
-                list(params.messages),
-                max_tokens=params.max_tokens,
-                system_prompt=params.system_prompt,
-                temperature=params.temperature,
-            )
-        except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
-
-    async def log(params: types.LoggingMessageNotificationParams) -> None:
-        tool_context = current()
-        if tool_context is not None:
-            with contextlib.suppress(GatewayError):
-                await tool_context.log(params.level, params.data, params.logger)
-
-    return ClientCallbacks(elicitation=elicit, sampling=sample, logging=log, on_tools_changed=on_tools_changed)
+def _cause(session: UpstreamSession, error: MCPError) -> str:
+    if session.error is not None:
+        return f"{error.message}: {session.error}"
+    return error.message

@@ -3,29 +3,30 @@
 The SDK's client contexts hold anyio cancel scopes, which must be exited by the task that entered them; a session
 shared by many callers therefore lives in a dedicated owner task (started with `TaskGroup.start`) and is published
 only after its handshake succeeded. Callers in any task send requests through it; closing asks the owner to leave.
+
+The owner also watches for tool-list changes: handshake-era servers send `notifications/tools/list_changed` on the
+session itself; modern (2026-07-28) servers deliver them only on a `subscriptions/listen` stream, which the owner
+keeps open while the server offers one.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import anyio
 import anyio.abc
-from mcp import Client, StdioServerParameters, types
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
+import httpx2
+from mcp import Client, MCPError, types
+from mcp.client.session import IncomingMessage, MessageHandlerFnT
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway.client.connection import (
-    ConnectionParams,
-    SseConnectionParams,
-    StdioConnectionParams,
-    StreamableHTTPConnectionParams,
-)
-from gateway.client.http import http_client
+from gateway.client.connection import ConnectionParams, StdioConnectionParams
+from gateway.client.transport import open_transport
 from gateway.errors import UpstreamUnavailableError
 
 __all__ = ["ClientCallbacks", "UpstreamSession", "open_upstream"]
@@ -33,6 +34,9 @@ __all__ = ["ClientCallbacks", "UpstreamSession", "open_upstream"]
 logger = logging.getLogger(__name__)
 
 _CLOSE_DEADLINE = 5.0
+_SESSION_HEADER = "mcp-session-id"
+_HTTP_NOT_FOUND = 404
+_HTTP_ERROR = 400
 
 
 @dataclass(frozen=True)
@@ -43,118 +47,196 @@ class ClientCallbacks:
     sampling: Any | None = None
     logging: Any | None = None
     list_roots: Any | None = None
-    on_tools_changed: Callable[[], None] | None = None
 
 
 @dataclass(eq=False)
 class UpstreamSession:
-    """A connected MCP client session and the means to end it."""
+    """A connected MCP client session, what is known about its health, and the means to end it."""
 
-    client: Client
     description: str
-    close_requested: anyio.Event = field(default_factory=anyio.Event)
+    client: Client = field(init=False)
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the owner task should leave: closing was requested, or the transport ended."""
     finished: anyio.Event = field(default_factory=anyio.Event)
     error: BaseException | None = None
+    """Why the transport died, when it did."""
+    transport_ended: bool = False
+    """The server's side of the connection ended (a stdio child exited, an SSE stream closed)."""
+    expired: bool = False
+    """The server forgot this session (HTTP 404 for a request carrying its `mcp-session-id`)."""
+    http_error: int | None = None
+    """The status of the last HTTP response >= 400, for error messages."""
+    tools_generation: int = 0
+    """Bumped by every tool-list change the server announces."""
+    watches_tools: bool = False
+    """Whether changes of the tool list reach this session (so a cached listing stays valid until one does)."""
+    meta: types.RequestParamsMeta | None = None
+    """The `_meta` every request on this session carries (e.g. a session key for a sessionless upstream)."""
+    in_flight: int = 0
+    last_used: float = field(default_factory=anyio.current_time)
 
     @property
     def alive(self) -> bool:
-        """False once the transport died or the session was closed."""
-        return not self.finished.is_set() and not self.close_requested.is_set()
+        """False once the transport died, the server ended the session, or it was closed."""
+        return not (self.finished.is_set() or self.stop.is_set() or self.expired)
+
+    @property
+    def modern(self) -> bool:
+        """Whether the session speaks the sessionless 2026-07-28 protocol."""
+        return self.client.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @contextlib.contextmanager
+    def busy(self) -> Generator[None]:
+        """Mark a request in flight (an idle session is closed only when none is)."""
+        self.in_flight += 1
+        try:
+            yield
+        finally:
+            self.in_flight -= 1
+            self.last_used = anyio.current_time()
+
+    def tools_changed(self) -> None:
+        """The server announced that its tool list changed."""
+        self.tools_generation += 1
 
     async def aclose(self) -> None:
         """Ask the owner task to leave the session, and wait (bounded) until it has."""
-        self.close_requested.set()
+        self.stop.set()
         with anyio.move_on_after(_CLOSE_DEADLINE, shield=True):
             await self.finished.wait()
 
+    async def observe(self, response: httpx2.Response) -> None:
+        """An `httpx2` response hook: notice a forgotten session and remember error statuses."""
+        if response.status_code >= _HTTP_ERROR:
+            self.http_error = response.status_code
+        if response.status_code == _HTTP_NOT_FOUND and response.request.headers.get(_SESSION_HEADER):
+            self.expired = True
 
-def _transport(params: ConnectionParams, headers: dict[str, str] | None) -> Any:
-    if isinstance(params, StdioConnectionParams):
-        return StdioServerParameters(command=params.command, args=params.args, env=params.env, cwd=params.cwd)
-    if isinstance(params, SseConnectionParams):
-        return sse_client(
-            params.url,
-            headers=params.http_headers(headers),
-            timeout=params.connect_timeout,
-            sse_read_timeout=params.sse_read_timeout,
-            auth=params.httpx_auth(),
-        )
-    return _streamable_http(params, headers)
+    def end_of_transport(self) -> None:
+        """The transport's read stream ended: no answer can arrive any more."""
+        self.transport_ended = True
+        self.stop.set()
 
 
-@contextlib.asynccontextmanager
-async def _streamable_http(
-    params: StreamableHTTPConnectionParams, headers: dict[str, str] | None
-) -> AsyncGenerator[Any]:
-    async with (
-        http_client(
-            headers=params.http_headers(headers),
-            connect_timeout=params.connect_timeout,
-            read_timeout=max(params.call_timeout or 300.0, 300.0),
-            auth=params.httpx_auth(),
-        ) as client,
-        streamable_http_client(params.url, http_client=client, terminate_on_close=params.terminate_on_close) as streams,
-    ):
-        yield streams
-
-
-def _message_handler(callbacks: ClientCallbacks) -> Any:
-    async def handle(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification) and callbacks.on_tools_changed:
-            callbacks.on_tools_changed()
+def _message_handler(session: UpstreamSession) -> MessageHandlerFnT:
+    async def handle(message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            session.tools_changed()
         elif isinstance(message, Exception):
-            logger.debug("Upstream transport reported %r", message)
+            logger.debug("Upstream %s transport reported %r", session.description, message)
 
     return handle
 
 
-async def _own(
+async def _watch_tool_changes(session: UpstreamSession) -> None:
+    """Keep a modern session's `subscriptions/listen` stream for tool-list changes open, for as long as it lasts."""
+    try:
+        async with session.client.listen(tools_list_changed=True) as subscription:
+            if not subscription.honored.tools_list_changed:
+                return
+            session.watches_tools = True
+            # A listing fetched before the acknowledgment may already be stale.
+            session.tools_changed()
+            async for _event in subscription:
+                session.tools_changed()
+    except (MCPError, SubscriptionLost, ListenNotSupportedError, TimeoutError) as exc:
+        logger.debug("Upstream %s offers no tool-list subscription: %s", session.description, exc)
+    finally:
+        session.watches_tools = False
+        # A change may have gone unseen while the stream was down.
+        session.tools_changed()
+
+
+def _announces_tool_changes(client: Client) -> bool:
+    tools = client.server_capabilities.tools if client.server_capabilities else None
+    return bool(tools and tools.list_changed)
+
+
+async def _until_stopped_or_idle(session: UpstreamSession, idle_timeout: float | None) -> None:
+    """Wait until the session should end: closing was requested, the transport ended, or it sat idle too long."""
+    while idle_timeout is not None:
+        remaining = idle_timeout if session.in_flight else session.last_used + idle_timeout - anyio.current_time()
+        if remaining <= 0:
+            logger.debug("Closing the session with %s: idle for %g s.", session.description, idle_timeout)
+            session.stop.set()
+            return
+        with anyio.move_on_after(remaining):
+            await session.stop.wait()
+            return
+    await session.stop.wait()
+
+
+async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with positional arguments
     params: ConnectionParams,
     callbacks: ClientCallbacks,
     headers: dict[str, str] | None,
     mode: str,
+    idle_timeout: float | None,
+    session: UpstreamSession,
     *,
     task_status: anyio.abc.TaskStatus[UpstreamSession],
 ) -> None:
     client = Client(
-        _transport(params, headers),
+        open_transport(params, headers, on_response=session.observe, on_end=session.end_of_transport),
         mode=mode,  # type: ignore[arg-type]
         read_timeout_seconds=params.call_timeout,
         elicitation_callback=callbacks.elicitation,
         sampling_callback=callbacks.sampling,
         logging_callback=callbacks.logging,
         list_roots_callback=callbacks.list_roots,
-        message_handler=_message_handler(callbacks),
+        message_handler=_message_handler(session),
         log_level="debug" if callbacks.logging else None,
         cache=None,
     )
-    session: UpstreamSession | None = None
+    published = False
     try:
-        async with client:
-            session = UpstreamSession(client=client, description=params.describe())
+        async with client, anyio.create_task_group() as watchers:
+            session.client = client
+            if not session.modern:
+                session.watches_tools = True  # list_changed arrives on the session itself
+            elif _announces_tool_changes(client):
+                watchers.start_soon(_watch_tool_changes, session)
             task_status.started(session)
-            await session.close_requested.wait()
+            published = True
+            await _until_stopped_or_idle(session, idle_timeout)
+            watchers.cancel_scope.cancel()
     except Exception as exc:
-        if session is None:
+        if not published:
             raise
         # The transport died under a published session: remember why, for the next caller's message.
         session.error = exc
         logger.warning("Upstream %s disconnected: %s", params.describe(), _reason(exc))
+    else:
+        if session.transport_ended:
+            logger.warning("Upstream %s closed the connection.", params.describe())
     finally:
-        if session is not None:
+        session.watches_tools = False
+        if published:
             session.finished.set()
 
 
 def _reason(exc: BaseException) -> str:
+    """The kind and text of the innermost single cause."""
+    inner = _innermost(exc)
+    # First line only: httpx2's status errors append a documentation link.
+    text, kind = str(inner).strip().split("\n", 1)[0].rstrip("."), type(inner).__name__
+    return f"{kind}: {text}" if text else kind
+
+
+def _innermost(exc: BaseException) -> BaseException:
     """The innermost single cause (task groups wrap errors in groups of one)."""
-    inner: BaseException = exc
+    inner = exc
     while isinstance(inner, BaseExceptionGroup):
         group = cast("BaseExceptionGroup[BaseException]", inner)
         if len(group.exceptions) != 1:
             break
         inner = group.exceptions[0]
-    text, kind = str(inner), type(inner).__name__  # pyright: ignore[reportUnknownArgumentType]
-    return f"{kind}: {text}" if text else kind
+    return cast("BaseException", inner)
+
+
+def _unreachable(exc: BaseException, session: UpstreamSession) -> bool:
+    """Whether a failed attempt never reached an MCP peer (so another protocol era cannot help)."""
+    return session.http_error is not None or isinstance(_innermost(exc), OSError | httpx2.TransportError)
 
 
 async def open_upstream(
@@ -164,41 +246,53 @@ async def open_upstream(
     *,
     headers: dict[str, str] | None = None,
     mode: str = "auto",
+    idle_timeout: float | None = None,
 ) -> UpstreamSession:
     """Start a session owned by a new task in `task_group`; return it once the handshake succeeded.
 
-    In `auto` mode the modern protocol is tried first; a server that fails that probe gets a fresh connection
-    with the handshake-era `initialize`.
+    In `auto` mode the modern protocol is tried first (the SDK falls back to `initialize` when the server
+    rejects `server/discover`); a server that broke the connection over that probe gets one more, handshake-era
+    connection. Everything, fallback included, happens within `params.connect_timeout`. A session with no request
+    in flight for `idle_timeout` seconds closes itself.
 
     Raises:
         UpstreamUnavailableError: the server could not be started or reached, or did not complete the handshake
             within the connect timeout; the message names the upstream and what to check.
     """
     attempts = ["auto", "legacy"] if mode == "auto" else [mode]
-    last: BaseException | None = None
-    for attempt in attempts:
-        try:
-            with anyio.fail_after(params.connect_timeout):
-                return await task_group.start(_own, params, callbacks, headers, attempt)
-        except TimeoutError as exc:
-            raise UpstreamUnavailableError(
-                f"Upstream {params.describe()} did not complete the MCP handshake within "
-                f"{params.connect_timeout:g} s. Check that it is an MCP server and that it is running "
-                "(raise connect_timeout if it is slow to start)."
-            ) from exc
-        except Exception as exc:  # noqa: BLE001 - every transport failure becomes one clear error below
-            last = exc
-            logger.debug("Connecting to %s in %s mode failed: %s", params.describe(), attempt, _reason(exc))
-    assert last is not None
-    raise UpstreamUnavailableError(_explain(params, last)) from last
+    failure: tuple[BaseException, UpstreamSession] | None = None
+    try:
+        with anyio.fail_after(params.connect_timeout):
+            for attempt in attempts:
+                session = UpstreamSession(description=params.describe())
+                try:
+                    return await task_group.start(_own, params, callbacks, headers, attempt, idle_timeout, session)
+                except Exception as exc:  # noqa: BLE001 - every transport failure becomes one clear error below
+                    failure = (exc, session)
+                    logger.debug("Connecting to %s in %s mode failed: %s", params.describe(), attempt, _reason(exc))
+                    if _unreachable(exc, session):
+                        break
+    except TimeoutError as exc:
+        raise UpstreamUnavailableError(
+            f"Upstream {params.describe()} did not complete the MCP handshake within "
+            f"{params.connect_timeout:g} s. Check that it is an MCP server and that it is running "
+            "(raise connect_timeout if it is slow to start)."
+        ) from exc
+    assert failure is not None
+    raise UpstreamUnavailableError(_explain(params, *failure)) from failure[0]
 
 
-def _explain(params: ConnectionParams, exc: BaseException) -> str:
+def _explain(params: ConnectionParams, exc: BaseException, session: UpstreamSession) -> str:
     reason = _reason(exc)
+    status = session.http_error
+    if status is not None and f"{status}" not in reason:
+        reason = f"HTTP {status} ({reason})"
     if isinstance(params, StdioConnectionParams):
         hint = "Check the command and its arguments, and run it by hand to see its error output."
-    elif "401" in reason or "403" in reason:
-        hint = "The server refused the credentials: check the token or auth settings."
+    elif status == 401:
+        hint = "The server wants credentials: check the token (bearer_token, headers or auth)."
+    elif status == 403:
+        hint = "The server refused the request: check the token and its scopes, and that the server accepts this host."
     else:
         hint = "Check the URL, that the server is running, and that it speaks MCP at that path."
     return f"Cannot connect to upstream {params.describe()}: {reason}. {hint}"

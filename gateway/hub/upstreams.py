@@ -4,26 +4,35 @@ Per upstream: names `{prefix}_{name}` (prefix = the server's key unless set; `""
 allow/deny lists, the confirmation policy, and the session policy — `isolated` gives every downstream session its
 own upstream session (a stateful upstream never mixes two clients), `shared` one session for all. Upstream
 elicitation, sampling and log messages go to the downstream client whose call caused them.
+
+An upstream that cannot be reached contributes no tools (with a warning) instead of failing the whole catalog, so
+the other upstreams and the local tools keep working; errors of its calls name its config key.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mcp import types
 
 from gateway.client import McpToolset
 from gateway.config import GatewayConfig, UpstreamConfig
+from gateway.errors import UpstreamUnavailableError
 from gateway.references import load_tools
-from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolPredicate
+from gateway.server.identity import SESSION_META_KEY
+from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["UpstreamToolset", "gateway_tools"]
 
+logger = logging.getLogger(__name__)
+
 
 class UpstreamToolset(McpToolset):
-    """An `McpToolset` that knows which config entry it came from (for messages about name conflicts)."""
+    """An `McpToolset` for one config entry: its key names it in name conflicts and connection errors."""
 
     def __init__(self, key: str, config: UpstreamConfig, base: Path) -> None:
         prefix = key if config.prefix is None else config.prefix
@@ -35,9 +44,28 @@ class UpstreamToolset(McpToolset):
             confirm_tool=_confirm_tool(config),
             session_key=_session_key(config),
             forward_client_requests=True,
+            # A modern (2026-07-28) upstream has no sessions of its own: without a key in `_meta` it could not
+            # tell two isolated sessions apart (adk-mcp-gateway servers read this key; others ignore it).
+            session_meta_key=SESSION_META_KEY if config.session_policy == "isolated" else None,
         )
         self.key = key
         self.source_name = f"upstream {key!r}"
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """The upstream's tools; none while it cannot be reached (`list_mcp_tools` raises instead)."""
+        try:
+            return await super().get_tools(readonly_context)
+        except UpstreamUnavailableError as exc:
+            # One dead upstream must not take the whole catalog (local tools included) down with it.
+            logger.warning("Leaving out the tools of upstream %r for now: %s", self.key, exc)
+            return []
+
+    async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
+        """`McpToolset.call_tool`, its connection errors naming this upstream's config key."""
+        try:
+            return await super().call_tool(name, args, tool_context)
+        except UpstreamUnavailableError as exc:
+            raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
 
 
 def _tool_filter(config: UpstreamConfig) -> ToolPredicate | None:

@@ -25,7 +25,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from adapters import response_to_mcp_result
 from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.client import McpToolset
-from gateway.errors import ServiceNotConfiguredError
+from gateway.errors import NameConflictError, ServiceNotConfiguredError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import InputRequired, McpClientFeatures, deprecated_in_2026
 from gateway.server.identity import CallIdentity, identify
@@ -237,10 +237,17 @@ class ToolServer:
     ) -> types.ListToolsResult:
         identity = identify(ctx)
         readonly, _ = await self._readonly_context(identity)
-        entries = list((await self.catalog.resolve(readonly)).values())
+        entries = list((await self._resolve(readonly)).values())
         self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
         page, next_cursor = self._page([entry.mcp_tool for entry in entries], params, "tools/list")
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    async def _resolve(self, readonly: ReadonlyContext) -> dict[str, CatalogEntry]:
+        try:
+            return await self.catalog.resolve(readonly)
+        except NameConflictError as exc:
+            # A configuration problem of this server, not of the request: say so with a proper error code.
+            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
 
     def _page(
         self, items: list[_Item], params: types.PaginatedRequestParams | None, method: str
@@ -321,7 +328,7 @@ class ToolServer:
     ) -> types.CallToolResult | types.InputRequiredResult:
         identity = identify(ctx)
         readonly, loaded = await self._readonly_context(identity)
-        entries = await self.catalog.resolve(readonly)
+        entries = await self._resolve(readonly)
         entry = entries.get(params.name)
         if entry is None:
             available = ", ".join(sorted(entries)) or "(none)"
@@ -422,7 +429,7 @@ class ToolServer:
         if listed is None:
             return
         readonly, _ = await self._readonly_context(identity)
-        now = frozenset(await self.catalog.resolve(readonly))
+        now = frozenset(await self._resolve(readonly))
         if now != listed:
             self._remember_listing(identity.session_owner, now)
             await ctx.session.send_tool_list_changed()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import inspect
+import keyword
 from typing import Any, Literal, Optional
 
 from hypothesis import given, settings
@@ -150,7 +151,8 @@ RETURN_TYPES: list[Any] = [
 
 @st.composite
 def python_functions(draw: st.DrawFn) -> Any:
-    names = draw(st.lists(st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True), unique=True, max_size=5))
+    identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True).filter(lambda n: not keyword.iskeyword(n))
+    names = draw(st.lists(identifiers, unique=True, max_size=5))
     parameters: list[inspect.Parameter] = []
     docs: list[str] = []
     for name in names:

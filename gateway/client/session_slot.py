@@ -1,0 +1,32 @@
+"""`SessionSlot`: the pooled upstream session of one identity, its cached tool list and its calls in flight."""
+
+from __future__ import annotations
+
+import anyio
+from mcp import types
+
+from gateway.client.upstream import UpstreamSession
+from gateway.tools import ToolContext
+
+__all__ = ["SessionSlot"]
+
+
+class SessionSlot:
+    """The pooled session of one identity, with its cached tool list."""
+
+    def __init__(self) -> None:
+        self.lock = anyio.Lock()
+        self.session: UpstreamSession | None = None
+        self.tools: list[types.Tool] | None = None
+        self.tools_generation = 0
+        self.tools_expire_at = 0.0
+        self.active: list[ToolContext] = []
+        """The calls in flight on this session, newest last: where forwarded upstream requests go."""
+
+    def cached_tools(self, session: UpstreamSession) -> list[types.Tool] | None:
+        """The cached listing, while no change was announced since (or, unwatched, while its TTL lasts)."""
+        if self.tools is None or self.session is not session:
+            return None
+        if session.watches_tools and self.tools_generation == session.tools_generation:
+            return self.tools
+        return self.tools if anyio.current_time() < self.tools_expire_at else None

@@ -1,0 +1,143 @@
+"""How an upstream MCP server is reached: stdio, SSE or streamable HTTP, watched for the end of the connection."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+import anyio
+import httpx2
+from mcp import StdioServerParameters, stdio_client
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+
+from gateway.client.connection import (
+    ConnectionParams,
+    SseConnectionParams,
+    StdioConnectionParams,
+    StreamableHTTPConnectionParams,
+)
+from gateway.client.http import ResponseHook, http_client
+
+__all__ = ["Streams", "WatchedReadStream", "open_transport"]
+
+
+class _Receiver(Protocol):
+    async def receive(self) -> Any: ...
+    async def aclose(self) -> None: ...
+
+
+Streams = tuple[Any, Any]
+"""A transport's (read stream, write stream) pair, as the SDK's transports yield it."""
+
+
+class WatchedReadStream:
+    """A transport's read stream that reports its end, so a dead session is noticed before the next call.
+
+    The SDK offers no public signal for a connection that ended while idle; its `ReadStream` protocol is the seam
+    (and `last_context` is the attribute its consumers read from context-carrying streams).
+    """
+
+    def __init__(self, inner: _Receiver, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_transport(
+    params: ConnectionParams,
+    headers: dict[str, str] | None,
+    *,
+    on_response: ResponseHook,
+    on_end: Callable[[], None],
+) -> AsyncGenerator[Streams]:
+    """The transport `params` describe, with `headers` added (HTTP), yielding (read stream, write stream).
+
+    `on_response` sees every HTTP response; `on_end` is called once the server's side of the connection ended.
+    """
+    async with _transport(params, headers, on_response) as (read_stream, write_stream):
+        yield WatchedReadStream(read_stream, on_end), write_stream
+
+
+def _transport(
+    params: ConnectionParams, headers: dict[str, str] | None, hook: ResponseHook
+) -> AbstractAsyncContextManager[Streams]:
+    if isinstance(params, StdioConnectionParams):
+        return stdio_client(
+            StdioServerParameters(command=params.command, args=params.args, env=params.env, cwd=params.cwd)
+        )
+    if isinstance(params, SseConnectionParams):
+
+        def factory(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return http_client(
+                headers=headers,
+                connect_timeout=params.connect_timeout,
+                read_timeout=timeout.read if timeout is not None else params.sse_read_timeout,
+                auth=auth,
+                on_response=hook,
+            )
+
+        return sse_client(
+            params.url,
+            headers=params.http_headers(headers),
+            timeout=params.connect_timeout,
+            sse_read_timeout=params.sse_read_timeout,
+            httpx_client_factory=factory,
+            auth=params.httpx_auth(),
+        )
+    return _streamable_http(params, headers, hook)
+
+
+@contextlib.asynccontextmanager
+async def _streamable_http(
+    params: StreamableHTTPConnectionParams, headers: dict[str, str] | None, hook: ResponseHook
+) -> AsyncGenerator[Streams]:
+    async with (
+        http_client(
+            headers=params.http_headers(headers),
+            connect_timeout=params.connect_timeout,
+            read_timeout=max(params.call_timeout or 300.0, 300.0),
+            auth=params.httpx_auth(),
+            on_response=hook,
+        ) as client,
+        streamable_http_client(params.url, http_client=client, terminate_on_close=params.terminate_on_close) as streams,
+    ):
+        yield streams

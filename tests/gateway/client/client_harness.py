@@ -1,0 +1,197 @@
+"""Real upstream servers for the client tests, and small instruments to watch them.
+
+HTTP servers run in this process under uvicorn, on a socket bound to `127.0.0.1:0` before the server starts (so a
+client can connect at once: the kernel queues the connection until uvicorn accepts it). Stdio servers are real
+child processes. `upstream()` gives `McpToolset` connection parameters for any (server, transport) pair.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import uvicorn
+from mcp import types
+from mcp.client.context import ClientRequestContext
+from starlette.types import ASGIApp
+
+from gateway.client import SseConnectionParams, StdioConnectionParams, StreamableHTTPConnectionParams
+from gateway.client.connection import ConnectionParams
+from gateway.server import ToolServer, serve_async
+from gateway.state import InMemoryStateStore
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+TOOLS_REF = f"{HERE / 'upstream_tools.py'}:TOOLS"
+DEADLINE = 20.0
+"""Seconds any single wait in a test may take before the test fails."""
+
+Kind = Literal["ours", "sdk"]
+Transport = Literal["stdio", "sse", "http"]
+Mode = Literal["legacy", "auto"]
+
+
+def bound_socket(port: int = 0) -> socket.socket:
+    """A listening TCP socket on `127.0.0.1` (a free port unless one is given)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    sock.listen(128)
+    return sock
+
+
+def free_port() -> int:
+    """A port that was free a moment ago (for servers that bind it themselves)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@asynccontextmanager
+async def uvicorn_app(app: ASGIApp, sock: socket.socket | None = None) -> AsyncGenerator[str]:
+    """Serve an ASGI app under uvicorn on `sock` (default: a fresh loopback socket); yields the base URL."""
+    sock = sock or bound_socket()
+    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: server.serve(sockets=[sock]))
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                server.should_exit = True
+
+
+@asynccontextmanager
+async def our_http_server(
+    tool_server: ToolServer | None = None, *, sock: socket.socket | None = None, **options: Any
+) -> AsyncGenerator[str]:
+    """Our server mode (`serve_async`) over HTTP, publishing the upstream tools; yields the base URL."""
+    from upstream_tools import TOOLS
+
+    server = tool_server or ToolServer(TOOLS, state_store=InMemoryStateStore())
+    sock = sock or bound_socket()
+    options.setdefault("auth_tokens", {})
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_async(server, transport="http", sock=sock, **options))
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                tg.cancel_scope.cancel()
+
+
+def our_stdio(state: Path, **options: Any) -> StdioConnectionParams:
+    """`adk-mcp-gateway serve` over stdio, publishing the upstream tools."""
+    return StdioConnectionParams(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state)],
+        cwd=ROOT,
+        **options,
+    )
+
+
+def tiny_stdio(**options: Any) -> StdioConnectionParams:
+    """`tiny_stdio_server.py`: a standard-library MCP server that starts in milliseconds."""
+    return StdioConnectionParams(command=sys.executable, args=["-I", str(HERE / "tiny_stdio_server.py")], **options)
+
+
+def sdk_stdio(**options: Any) -> StdioConnectionParams:
+    """The SDK `MCPServer` upstream over stdio."""
+    return StdioConnectionParams(command=sys.executable, args=[str(HERE / "sdk_upstream.py")], cwd=ROOT, **options)
+
+
+def http_params(base_url: str, transport: Literal["sse", "http"], **options: Any) -> ConnectionParams:
+    """Connection parameters for a server's SSE (`/sse`) or streamable HTTP (`/mcp`) endpoint."""
+    if transport == "sse":
+        return SseConnectionParams(url=f"{base_url}/sse", **options)
+    return StreamableHTTPConnectionParams(url=f"{base_url}/mcp", **options)
+
+
+@asynccontextmanager
+async def upstream(kind: Kind, transport: Transport, tmp_path: Path) -> AsyncGenerator[ConnectionParams]:
+    """A running upstream of `kind` reachable over `transport`; yields the parameters to reach it."""
+    if transport == "stdio":
+        yield our_stdio(tmp_path / "state.db") if kind == "ours" else sdk_stdio()
+        return
+    if kind == "ours":
+        async with our_http_server() as base_url:
+            yield http_params(base_url, transport)
+        return
+    from sdk_upstream import http_app
+
+    async with uvicorn_app(http_app(transport)) as base_url:
+        yield http_params(base_url, transport)
+
+
+def child_pids() -> set[int]:
+    """The direct children of this process, read from `/proc`."""
+    children: set[int] = set()
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        try:
+            children.update(int(pid) for pid in (task / "children").read_text().split())
+        except FileNotFoundError:
+            continue  # the thread ended while we looked
+    return {pid for pid in children if _alive(pid)}
+
+
+def _alive(pid: int) -> bool:
+    """False for a process that exited (a zombie not yet reaped counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_for_file(path: Path) -> str:
+    """The text of `path`, once another task or process has written it (polled: a file has no event)."""
+    file = anyio.Path(path)
+    with anyio.fail_after(DEADLINE):
+        while True:
+            text = await file.read_text() if await file.exists() else ""
+            if text:
+                return text
+            await anyio.sleep(0.02)
+
+
+@dataclass
+class Recorder:
+    """Client callbacks that answer the upstream and remember what they were asked."""
+
+    name: str = "Ada"
+    summary: str = "a short summary"
+    elicitations: list[types.ElicitRequestParams] = field(default_factory=list[types.ElicitRequestParams])
+    samplings: list[types.CreateMessageRequestParams] = field(default_factory=list[types.CreateMessageRequestParams])
+    progress: list[tuple[float, float | None, str | None]] = field(
+        default_factory=list[tuple[float, float | None, str | None]]
+    )
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        self.elicitations.append(params)
+        if params.mode == "url":
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content={"name": self.name})
+
+    async def sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        del context
+        self.samplings.append(params)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(text=self.summary), model="test-model"
+        )
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append((progress, total, message))
+        if message == "started":
+            self.started.set()

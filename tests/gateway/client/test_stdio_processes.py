@@ -1,0 +1,46 @@
+"""Stdio upstreams leave no processes behind: not after many sessions, not when a call is cancelled."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+from client_harness import DEADLINE, Recorder, child_pids, tiny_stdio
+
+from gateway.client import McpToolset
+from gateway.tools import ToolContext
+
+CYCLES = 50
+
+
+@pytest.mark.anyio
+async def test_fifty_stdio_sessions_opened_and_closed_leave_no_child_process() -> None:
+    before = child_pids()
+    with anyio.fail_after(DEADLINE * 3):
+        for _ in range(CYCLES):
+            async with McpToolset(connection_params=tiny_stdio(), mode="legacy") as toolset:
+                assert [tool.name for tool in await toolset.get_tools()] == ["echo", "hang"]
+    assert child_pids() == before
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_cancelling_a_task_in_the_middle_of_a_call_leaves_no_child_process(mode: str) -> None:
+    before = child_pids()
+    recorder = Recorder()
+    children: set[int] = set()
+
+    async def call_and_hang() -> None:
+        async with McpToolset(
+            connection_params=tiny_stdio(), mode=mode, progress_callback=recorder.on_progress
+        ) as toolset:
+            [_, hang] = await toolset.get_tools()
+            children.update(child_pids() - before)
+            await hang.run_async(args={}, tool_context=ToolContext())
+
+    with anyio.fail_after(DEADLINE):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call_and_hang)
+            await recorder.started.wait()
+            tg.cancel_scope.cancel()
+    assert len(children) == 1
+    assert child_pids() == before

@@ -1,0 +1,69 @@
+"""A minimal handshake-era MCP server over stdio, standard library only, so that it starts in milliseconds.
+
+Tools: `echo(text)` answers at once; `hang()` reports progress once (when the call carries a progress token) and
+never answers. The process ends when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+TOOLS = [
+    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+    {"name": "hang", "inputSchema": {"type": "object"}},
+]
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+    sys.stdout.flush()
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any] | None:
+    method: str = request["method"]
+    params: dict[str, Any] = request.get("params") or {}
+    arguments: dict[str, Any] = params.get("arguments") or {}
+    meta: dict[str, Any] = params.get("_meta") or {}
+    if method == "initialize":
+        return {
+            "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "tiny", "version": "1"},
+        }
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "ping":
+        return {}
+    if method == "tools/call" and params.get("name") == "echo":
+        return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
+    if method == "tools/call" and params.get("name") == "hang":
+        token = meta.get("progressToken")
+        if token is not None:
+            send(
+                {
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 0, "message": "started"},
+                }
+            )
+        return None
+    raise LookupError(method)
+
+
+def main() -> None:
+    for line in sys.stdin:
+        request: dict[str, Any] = json.loads(line)
+        if "id" not in request or "method" not in request:
+            continue  # a notification or a response
+        try:
+            result = answer(request)
+        except LookupError:
+            send({"id": request["id"], "error": {"code": -32601, "message": f"Method not found: {request['method']}"}})
+            continue
+        if result is not None:
+            send({"id": request["id"], "result": result})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,260 @@
+"""Real gateways and real upstreams for the gateway (hub) tests.
+
+Upstreams: our server mode publishing `hub_upstream_tools.py`, in this process over streamable HTTP (uvicorn on a
+socket bound to `127.0.0.1:0` before it starts, so clients may connect at once) or as a stdio child; and the
+published `mcp-server-time`. Gateways: a config written to a temporary directory, served in this process over HTTP
+(`serve_async(..., sock=)`, so its stdio upstreams are children of the test process) or as the real
+`adk-mcp-gateway serve CONFIG` child over stdio. `connect()` opens a downstream `mcp.Client` in either era.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import anyio
+import httpx2
+from mcp import Client, StdioServerParameters, types
+from mcp.client.context import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
+
+from gateway.config import load_config
+from gateway.hub import gateway_tools
+from gateway.server import ToolServer, serve_async
+from gateway.state import InMemoryStateStore
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+UPSTREAM_TOOLS = f"{HERE / 'hub_upstream_tools.py'}:TOOLS"
+LOCAL_TOOLS = str(HERE / "hub_local_tools.py")
+BIN = os.path.dirname(sys.executable)
+"""Where the venv's published servers (`mcp-server-time`) and our own command live."""
+DEADLINE = 30.0
+"""Seconds any single wait in a test may take before the test fails."""
+
+Mode = Literal["legacy", "auto"]
+Target = str | StdioServerParameters
+"""Where a downstream client finds a gateway: an HTTP base URL, or the parameters of a stdio child."""
+
+
+def child_env() -> dict[str, str]:
+    """The environment for a stdio child: the venv's scripts first on PATH, so `mcp-server-time` resolves."""
+    return {"PATH": os.pathsep.join([BIN, os.environ.get("PATH", "")])}
+
+
+def bound_socket() -> socket.socket:
+    """A listening TCP socket on `127.0.0.1` with a free port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    return sock
+
+
+@asynccontextmanager
+async def serving_http(tool_server: ToolServer) -> AsyncGenerator[str]:
+    """`serve_async(tool_server, transport="http", sock=...)` in a task group; yields the base URL."""
+    with bound_socket() as sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, auth_tokens={}))
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def upstream_http() -> AsyncGenerator[str]:
+    """Our server mode publishing the upstream tools over streamable HTTP; yields its `/mcp` URL."""
+    from hub_upstream_tools import TOOLS
+
+    async with serving_http(ToolServer(TOOLS, name="upstream", state_store=InMemoryStateStore())) as base_url:
+        yield f"{base_url}/mcp"
+
+
+def upstream_stdio(state: Path, **options: Any) -> dict[str, Any]:
+    """A config entry starting our server mode, publishing the upstream tools, as a stdio child."""
+    args = ["-m", "gateway.cli", "serve", "--tools", UPSTREAM_TOOLS, "--state", str(state)]
+    return {"command": sys.executable, "args": args, "cwd": str(ROOT), **options}
+
+
+def time_server(**options: Any) -> dict[str, Any]:
+    """A config entry for the published `mcp-server-time` (run as a module: the test's PATH may lack the venv)."""
+    return {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"], **options}
+
+
+def write_config(directory: Path, servers: dict[str, dict[str, Any]], *, tools: list[str] | None = None) -> Path:
+    """A gateway config file in `directory` with these upstreams and local tool references."""
+    path = directory / "gateway.json"
+    document: dict[str, Any] = {"name": "test-gateway", "mcpServers": servers}
+    if tools is not None:
+        document["tools"] = tools
+    path.write_text(json.dumps(document, indent=2), encoding="utf-8")
+    return path
+
+
+def gateway_server(config: Path) -> ToolServer:
+    """The `ToolServer` that `adk-mcp-gateway serve CONFIG` runs, with state in memory."""
+    loaded = load_config(config)
+    return ToolServer(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
+
+
+@asynccontextmanager
+async def gateway_http(config: Path) -> AsyncGenerator[str]:
+    """The gateway for `config`, served over HTTP in this process; yields its base URL."""
+    async with serving_http(gateway_server(config)) as base_url:
+        yield base_url
+
+
+def gateway_stdio(config: Path, state: Path) -> StdioServerParameters:
+    """`adk-mcp-gateway serve CONFIG` as a stdio child (the venv's scripts first on its PATH)."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "serve", str(config), "--state", str(state)],
+        cwd=ROOT,
+        env=child_env(),
+    )
+
+
+@asynccontextmanager
+async def gateway(served_over: Literal["stdio", "http"], config: Path, state: Path) -> AsyncGenerator[Target]:
+    """The gateway for `config` served over stdio (a child process) or HTTP (this process); yields its target."""
+    if served_over == "stdio":
+        yield gateway_stdio(config, state)
+        return
+    async with gateway_http(config) as base_url:
+        yield base_url
+
+
+@asynccontextmanager
+async def connect(target: Target, mode: Mode, **client_options: Any) -> AsyncGenerator[Client]:
+    """A downstream `mcp.Client` for a gateway (a base URL, or stdio parameters) in the given era."""
+    if isinstance(target, StdioServerParameters):
+        async with Client(target, mode=mode, **client_options) as client:
+            yield client
+        return
+    # `streamable_http_client` leaves a client it was given open: this block owns it.
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(DEADLINE, read=300)) as http:
+        transport = streamable_http_client(f"{target}/mcp", http_client=http)
+        async with Client(transport, mode=mode, **client_options) as client:
+            yield client
+
+
+async def tool_names(client: Client) -> list[str]:
+    """Every tool name the gateway lists (all pages), in order."""
+    names: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        names.extend(tool.name for tool in page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return names
+
+
+def structured(result: types.CallToolResult) -> dict[str, Any]:
+    """A successful result's structured content."""
+    assert not result.is_error, text_of(result)
+    content: Any = result.structured_content
+    assert isinstance(content, dict)
+    return cast("dict[str, Any]", content)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    """The text of a result's content blocks, joined."""
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """The live descendants of a process (default: this one), read from `/proc`; zombies count as gone."""
+    found: set[int] = set()
+    todo = [pid or os.getpid()]
+    while todo:
+        parent = todo.pop()
+        try:
+            threads = list(Path(f"/proc/{parent}/task").iterdir())
+        except FileNotFoundError:
+            continue
+        for thread in threads:
+            try:
+                children = {int(child) for child in (thread / "children").read_text().split()}
+            except FileNotFoundError:
+                continue  # the thread ended while we looked
+            for child in children - found:
+                if _alive(child):
+                    found.add(child)
+                    todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def wait_for_file(path: Path) -> str:
+    """The text of `path`, once another task or process has written it (polled: a file has no event)."""
+    file = anyio.Path(path)
+    with anyio.fail_after(DEADLINE):
+        while True:
+            text = await file.read_text() if await file.exists() else ""
+            if text:
+                return text
+            await anyio.sleep(0.02)
+
+
+@dataclass
+class Downstream:
+    """A downstream client's callbacks: they answer the gateway and remember what they were asked."""
+
+    confirm: bool = True
+    name: str = "Ada"
+    summary: str = "a short summary"
+    elicitations: list[str] = field(default_factory=list[str])
+    samplings: list[types.CreateMessageRequestParams] = field(default_factory=list[types.CreateMessageRequestParams])
+    progress: list[tuple[float, float | None, str | None]] = field(
+        default_factory=list[tuple[float, float | None, str | None]]
+    )
+    started: anyio.Event = field(default_factory=anyio.Event)
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        """Accept a confirmation (or decline it, when `confirm` is False); answer a name form with `name`."""
+        del context
+        self.elicitations.append(params.message)
+        if not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")
+        if "confirm" in params.requested_schema.get("properties", {}):
+            if not self.confirm:
+                return types.ElicitResult(action="decline")
+            return types.ElicitResult(action="accept", content={"confirm": True})
+        return types.ElicitResult(action="accept", content={"name": self.name})
+
+    async def sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        """Answer every sampling request with `summary`."""
+        del context
+        self.samplings.append(params)
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(text=self.summary), model="test-model"
+        )
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """Remember a progress notification; `started` is set by the `STARTED` message."""
+        self.progress.append((progress, total, message))
+        if message == "started":
+            self.started.set()
+
+    def callbacks(self) -> dict[str, Any]:
+        """The `mcp.Client` keyword arguments for these callbacks."""
+        return {"elicitation_callback": self.elicit, "sampling_callback": self.sample}

@@ -1,0 +1,60 @@
+"""The smallest handshake-era MCP server over stdio: one tool, `pong`, and nothing else, standard library only.
+
+The process tests start dozens of upstream processes; this one starts in a few milliseconds (`python -I -S`),
+where a server built on the SDK takes about a second. It answers `server/discover` with "method not found", so
+a modern-era client falls back to `initialize`, as it does with any handshake-era server.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+METHOD_NOT_FOUND = -32601
+TOOL: dict[str, Any] = {
+    "name": "pong",
+    "description": "Answer pong.",
+    "inputSchema": {"type": "object", "properties": {}},
+}
+
+
+def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The result of one request, or None for a method this server does not have."""
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        return {
+            "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "tiny", "version": "1"},
+        }
+    if method == "tools/list":
+        return {"tools": [TOOL]}
+    if method == "tools/call":
+        return {"content": [{"type": "text", "text": "pong"}], "isError": False}
+    if method == "ping":
+        return {}
+    return None
+
+
+def main() -> None:
+    """Serve requests from stdin until it closes."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue  # a notification or a response: nothing to say
+        result = answer(message["method"], message.get("params") or {})
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
+        if result is None:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {message['method']}"}
+        else:
+            reply["result"] = result
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""`adk-mcp-gateway check|tools|call CONFIG`, run as real child processes against real upstreams."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from hub_harness import DEADLINE, LOCAL_TOOLS, ROOT, child_env, upstream_http, write_config
+
+pytestmark = pytest.mark.anyio
+
+
+class Done:
+    """A finished command: its exit code and decoded output."""
+
+    def __init__(self, returncode: int, stdout: bytes, stderr: bytes) -> None:
+        self.returncode = returncode
+        self.stdout = stdout.decode()
+        self.stderr = stderr.decode()
+
+
+async def cli(*args: str) -> Done:
+    """Run `python -m gateway.cli ARGS` without blocking the event loop (upstreams in this process must answer)."""
+    env = {**os.environ, **child_env()}
+    env.pop("HUB_TEST_UNSET_VARIABLE", None)
+    with anyio.fail_after(DEADLINE):
+        done = await anyio.run_process([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env=env, check=False)
+    return Done(done.returncode, done.stdout, done.stderr)
+
+
+async def test_check_reports_each_upstream_and_exits_1_when_one_fails(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(
+            tmp_path,
+            {"notes": {"url": url}, "broken": {"command": str(tmp_path / "no-such-server")}},
+            tools=[LOCAL_TOOLS],
+        )
+        failing = await cli("check", str(config))
+        write_config(tmp_path, {"notes": {"url": url}}, tools=[LOCAL_TOOLS])
+        passing = await cli("check", str(config))
+
+    assert failing.returncode == 1, failing.stderr
+    lines = failing.stdout.splitlines()
+    assert lines[0] == f"config {config}: valid (2 upstreams, 1 tool refs)"
+    assert lines[1].startswith("  ok    notes: 11 tools, protocol ")
+    assert lines[2].startswith(f"  FAIL  broken: Cannot connect to upstream {tmp_path / 'no-such-server'}")
+    assert lines[3] == "  ok    local tools: 1"
+    assert passing.returncode == 0, passing.stdout + passing.stderr
+    assert "FAIL" not in passing.stdout
+
+
+async def test_check_reports_two_sources_publishing_one_name(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"a": {"url": url, "prefix": ""}}, tools=[f"{LOCAL_TOOLS}:echo"])
+        done = await cli("check", str(config))
+    assert done.returncode == 1
+    assert "  FAIL  names: 'echo' is published by upstream 'a' and local, so listing the tools would fail." in (
+        done.stdout
+    )
+
+
+async def test_tools_prints_the_merged_catalog_with_each_tools_source(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"notes": {"url": url, "allowTools": ["echo", "peek"]}}, tools=[LOCAL_TOOLS])
+        done = await cli("tools", str(config))
+    assert done.returncode == 0, done.stderr
+    header, *lines = done.stdout.splitlines()
+    assert header.split() == ["NAME", "ARGUMENTS", "SOURCE", "DESCRIPTION"]
+    columns = [header.index(title) for title in ("ARGUMENTS", "SOURCE", "DESCRIPTION")]
+    rows = [
+        [line[start:end].strip() for start, end in zip([0, *columns], [*columns, None], strict=True)] for line in lines
+    ]
+    assert rows == [
+        ["notes_echo", "text", "upstream 'notes'", "Say `text` back."],
+        [
+            "notes_peek",
+            "marker",
+            "upstream 'notes'",
+            "Read `marker` without changing anything (published with `readOnlyHint: true`).",
+        ],
+        ["shout", "text", "local", "Say `text` back in capitals."],
+    ]
+
+
+async def test_call_prints_the_result_as_json_and_exits_1_on_an_error_result(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"notes": {"url": url}})
+        echoed = await cli("call", str(config), "notes_echo", "--args", '{"text": "hi"}')
+        invalid = await cli("call", str(config), "notes_echo", "--args", '{"text": 5}')
+    assert echoed.returncode == 0, echoed.stderr
+    assert json.loads(echoed.stdout) == {"result": "hi"}
+    assert invalid.returncode == 1
+    assert "text" in json.loads(invalid.stdout)["error"]
+
+
+async def test_call_runs_a_confirmed_tool_only_with_yes(tmp_path: Path) -> None:
+    marker = tmp_path / "calls.txt"
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"notes": {"url": url, "confirm": ["record"]}})
+        refused = await cli("call", str(config), "notes_record", "--args", json.dumps({"marker": str(marker)}))
+        refused_calls = marker.exists()
+        approved = await cli(
+            "call", str(config), "notes_record", "--args", json.dumps({"marker": str(marker)}), "--yes"
+        )
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout) == {"error": "This tool call is rejected."}
+    assert "pass --yes" in refused.stderr
+    assert not refused_calls
+    assert approved.returncode == 0, approved.stderr
+    assert marker.read_text() == "called\n"
+
+
+async def test_a_misspelt_key_exits_2_suggesting_the_right_one(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"time": {"command": "mcp-server-time", "arg": ["--local-timezone", "UTC"]}})
+    done = await cli("check", str(config))
+    assert done.returncode == 2
+    assert "mcpServers.time.arg: unknown key. Did you mean 'args'?" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+async def test_a_missing_environment_variable_exits_2_naming_it_and_the_key(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        {"docs": {"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "${HUB_TEST_UNSET_VARIABLE}"}}},
+    )
+    done = await cli("tools", str(config))
+    assert done.returncode == 2
+    assert (
+        "config.mcpServers.docs.headers.Authorization: the environment variable HUB_TEST_UNSET_VARIABLE is not set"
+        in done.stderr
+    )
+    assert "Traceback" not in done.stderr

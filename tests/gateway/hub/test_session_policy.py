@@ -1,0 +1,72 @@
+"""`sessionPolicy`: `isolated` gives each downstream session its own upstream session, `shared` one for all.
+
+The upstream tool `tally` counts calls in its own session-scoped state, so its answers show which downstream
+sessions share an upstream session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import pytest
+from hub_harness import DEADLINE, Mode, connect, gateway_http, structured, upstream_http, upstream_stdio, write_config
+from mcp import Client, types
+
+from gateway.server import SESSION_META_KEY
+
+pytestmark = pytest.mark.anyio
+
+
+async def alternate_tallies(
+    config: Path, mode: Mode, metas: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
+) -> list[int]:
+    """Two downstream sessions call `up_tally` in turn, twice each; the counts the upstream answered, in order."""
+    counts: list[int] = []
+
+    async def tally(client: Client, meta: dict[str, Any] | None) -> None:
+        result = await client.call_tool("up_tally", {}, meta=cast("types.RequestParamsMeta | None", meta))
+        counts.append(int(structured(result)["result"]))
+
+    with anyio.fail_after(DEADLINE):
+        async with (
+            gateway_http(config) as base_url,
+            connect(base_url, mode) as first,
+            connect(base_url, mode) as second,
+        ):
+            for _ in range(2):
+                await tally(first, metas[0])
+                await tally(second, metas[1])
+    return counts
+
+
+@pytest.mark.parametrize(("policy", "expected"), [("isolated", [1, 1, 2, 2]), ("shared", [1, 2, 3, 4])])
+@pytest.mark.parametrize("upstream_transport", ["stdio", "http"])
+async def test_handshake_era_sessions_get_their_own_upstream_session_only_when_isolated(
+    upstream_transport: str, policy: str, expected: list[int], tmp_path: Path
+) -> None:
+    async with upstream_http() as url:
+        # Over HTTP the gateway speaks the sessionless 2026-07-28 protocol to our upstream, which then tells
+        # isolated sessions apart by the session key the gateway sends in `_meta`.
+        entry = upstream_stdio(tmp_path / "up.db") if upstream_transport == "stdio" else {"url": url}
+        config = write_config(tmp_path, {"up": {**entry, "sessionPolicy": policy}})
+        counts = await alternate_tallies(config, "legacy")
+    assert counts == expected
+
+
+async def test_modern_era_sessions_are_told_apart_by_the_session_key_in_meta(tmp_path: Path) -> None:
+    metas = ({SESSION_META_KEY: "first"}, {SESSION_META_KEY: "second"})
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        counts = await alternate_tallies(config, "auto", metas)
+    assert counts == [1, 1, 2, 2]
+
+
+async def test_modern_era_sessions_without_a_session_key_share_the_principals_upstream_session(
+    tmp_path: Path,
+) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        counts = await alternate_tallies(config, "auto")
+    assert counts == [1, 2, 3, 4]
