@@ -18,12 +18,13 @@ from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.identity import connection_id
@@ -113,7 +114,11 @@ def create_app(
 
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
-        Route("/mcp", guarded(StreamableHTTPASGIApp(manager)), methods=["GET", "POST", "DELETE"]),
+        Route(
+            "/mcp",
+            guarded(_EndSessionOnDelete(StreamableHTTPASGIApp(manager), tool_server)),
+            methods=["GET", "POST", "DELETE"],
+        ),
         Route("/sse", guarded(_asgi_endpoint(handle_sse)), methods=["GET"]),
         Mount("/messages/", app=guarded(handle_sse_message)),
     ]
@@ -130,6 +135,32 @@ def create_app(
             yield
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+class _EndSessionOnDelete:
+    """After a streamable HTTP session is deleted (2xx), release what the toolsets held for it."""
+
+    def __init__(self, app: ASGIApp, tool_server: ToolServer) -> None:
+        self._app = app
+        self._tool_server = tool_server
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "DELETE":
+            await self._app(scope, receive, send)
+            return
+        status = 0
+
+        async def record(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self._app(scope, receive, record)
+        session_id = Headers(scope=scope).get("mcp-session-id")
+        # Only a deletion the session manager accepted (it checks the session's owner) ends anything.
+        if session_id and 200 <= status < 300:
+            await self._tool_server.end_session(f"http:{session_id}")
 
 
 class _asgi_endpoint:

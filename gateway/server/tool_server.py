@@ -8,9 +8,10 @@ confirmation, write the state delta back, and translate the response with the ad
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from typing import Any, Final, Self, TypeVar, cast
 
@@ -48,6 +49,12 @@ __all__ = ["CONFIRM_FIELD", "ToolServer"]
 logger = logging.getLogger(__name__)
 
 CONFIRM_FIELD: Final = "confirm"
+_CONNECTION_BOUND: Final = ("http:", "connection:")
+"""Session keys that end with their connection; `meta:` and `principal:` keys outlive any one connection."""
+_RELEASE_DEADLINE: Final = 10.0
+_connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "adk_mcp_gateway_connection_sessions", default=None
+)
 _Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
 MAX_TRACKED_SESSIONS: Final = 10_000
@@ -148,6 +155,7 @@ class ToolServer:
         self.page_size = page_size
         # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
         self._exit_stack: contextlib.AsyncExitStack | None = None
+        self._principals_of: defaultdict[str, set[str]] = defaultdict(set)
         self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
         self._active_calls = 0
@@ -186,6 +194,9 @@ class ToolServer:
         self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
         # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
+        # Each connection's serving loop is wrapped so the sessions it carried are released when it ends.
+        self._sdk_run = self.server.run
+        self.server.run = self._run_connection  # type: ignore[method-assign]
         self.server.create_initialization_options = functools.partial(  # type: ignore[method-assign]
             Server.create_initialization_options, self.server, NotificationOptions(tools_changed=True)
         )
@@ -194,6 +205,33 @@ class ToolServer:
     def active_calls(self) -> int:
         """How many `tools/call` requests are running now (an HTTP server drains them before it stops)."""
         return self._active_calls
+
+    async def _run_connection(self, *args: Any, **kwargs: Any) -> None:
+        """`Server.run` for one connection (stdio, SSE), releasing the sessions it carried when it ends."""
+        seen: set[str] = set()
+        token = _connection_sessions.set(seen)
+        try:
+            await self._sdk_run(*args, **kwargs)
+        finally:
+            _connection_sessions.reset(token)
+            for session_key in seen:
+                await self.end_session(session_key)
+
+    async def end_session(self, session_key: str) -> None:
+        """Release what the toolsets hold for a session that ended (an isolated upstream session, its process).
+
+        Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted.
+        """
+        principals = self._principals_of.pop(session_key, set[str]())
+        with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
+            for principal in principals:
+                context = ReadonlyContext(app_name=self.name, user_id=principal, session_id=session_key)
+                for item in self.catalog.items:
+                    if isinstance(item, BaseToolset):
+                        try:
+                            await item.release(context)
+                        except Exception:
+                            logger.exception("Releasing session %s of %r failed", session_key, item)
 
     async def __aenter__(self) -> Self:
         """Open the toolsets that hold connections (an `McpToolset`'s upstream sessions live this long)."""
@@ -224,6 +262,11 @@ class ToolServer:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
+        if identity.session_key.startswith(_CONNECTION_BOUND):
+            self._principals_of[identity.session_key].add(identity.principal)
+            seen = _connection_sessions.get()
+            if seen is not None:
+                seen.add(identity.session_key)
         loaded = await self.state_store.load(self._scope(identity))
         context = ReadonlyContext(
             state=dict(loaded), app_name=self.name, user_id=identity.principal, session_id=identity.session_key

@@ -62,6 +62,9 @@ class BaseToolset(ABC):
             return tool.name in self.tool_filter
         return bool(self.tool_filter(tool, readonly_context))
 
+    async def release(self, readonly_context: ReadonlyContext | None = None) -> None:  # noqa: B027 - optional hook
+        """Let go of what the toolset holds for one session (called when that session ends); default: nothing."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook, most toolsets hold nothing
         """Release what the toolset holds (connections, processes)."""
 
