@@ -29,6 +29,7 @@ import hashlib
 import inspect
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -54,6 +55,10 @@ logger = logging.getLogger(__name__)
 HeaderProvider = Callable[[ReadonlyContext], dict[str, str] | Awaitable[dict[str, str]]]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 _T = TypeVar("_T")
+
+
+_FIRST_BACKOFF = 0.5
+_MAX_BACKOFF = 30.0
 
 
 class McpToolset(BaseToolset):
@@ -122,6 +127,9 @@ class McpToolset(BaseToolset):
         )
         self._slots: dict[str, SessionSlot] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
+        self._failures = 0
+        self._last_error: str | None = None
+        self._retry_at = 0.0
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
@@ -190,17 +198,43 @@ class McpToolset(BaseToolset):
                 if stale is not None:
                     await stale.aclose()
                 callbacks = forwarding_callbacks(slot.active) if self.forward_client_requests else self._callbacks
-                session = await open_upstream(
-                    self._task_group,
-                    self.connection_params,
-                    callbacks,
-                    headers=headers,
-                    mode=self.mode,
-                    idle_timeout=self.session_idle_timeout,
-                )
+                wait = self._retry_at - time.monotonic()
+                if wait > 0 and self._last_error is not None:
+                    raise UpstreamUnavailableError(f"{self._last_error} (next attempt in {wait:.1f} s)")
+                try:
+                    session = await open_upstream(
+                        self._task_group,
+                        self.connection_params,
+                        callbacks,
+                        headers=headers,
+                        mode=self.mode,
+                        idle_timeout=self.session_idle_timeout,
+                    )
+                except UpstreamUnavailableError as exc:
+                    # Back off so a dead upstream is not restarted on every request: 0.5 s, 1 s, 2 s ... 30 s.
+                    self._failures += 1
+                    self._last_error = str(exc)
+                    self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
+                    raise
+                self._failures, self._last_error, self._retry_at = 0, None, 0.0
                 session.meta = self._session_meta(identity)
                 slot.session = session
             return slot, slot.session
+
+    def status(self) -> dict[str, Any]:
+        """Health for `/healthz`: `connected` (a live session), `idle` (none needed yet) or `failing` (why)."""
+        live = sum(1 for slot in self._slots.values() if slot.session is not None and slot.session.alive)
+        if live:
+            state = "connected"
+        elif self._last_error is not None:
+            state = "failing"
+        else:
+            state = "idle"
+        report: dict[str, Any] = {"state": state, "sessions": live}
+        if self._last_error is not None:
+            report["error"] = self._last_error
+            report["failures"] = self._failures
+        return report
 
     def _forget_ended_slots(self) -> None:
         """Drop the slots of identities whose session ended (idle, closed) and that nobody is using."""

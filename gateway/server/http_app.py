@@ -107,7 +107,10 @@ def create_app(
             connection_id.reset(token)
 
     async def healthz(_request: Request) -> Response:
-        return JSONResponse({"status": "ok", "server": tool_server.name})
+        upstreams = tool_server.upstream_status()
+        failing = any(report["state"] == "failing" for report in upstreams.values())
+        body = {"status": "degraded" if failing else "ok", "server": tool_server.name, "upstreams": upstreams}
+        return JSONResponse(body)
 
     def guarded(app: ASGIApp) -> ASGIApp:
         return RequireAuthMiddleware(app, required_scopes=[]) if auth_tokens else app

@@ -46,6 +46,11 @@ class Passthrough:
     def __init__(self, upstreams: Sequence[McpToolset]) -> None:
         self._upstreams = list(upstreams)
 
+    @property
+    def upstreams(self) -> list[McpToolset]:
+        """The upstream toolsets, in config order."""
+        return list(self._upstreams)
+
     def __bool__(self) -> bool:
         return bool(self._upstreams)
 

@@ -217,6 +217,14 @@ class ToolServer:
             for session_key in seen:
                 await self.end_session(session_key)
 
+    def upstream_status(self) -> dict[str, dict[str, Any]]:
+        """Each upstream toolset's health (`connected`, `idle` or `failing` with the reason), by config key."""
+        reports: dict[str, dict[str, Any]] = {}
+        for index, item in enumerate(self.passthrough.upstreams):
+            name = getattr(item, "key", None) or f"upstream-{index}"
+            reports[str(name)] = item.status()
+        return reports
+
     async def end_session(self, session_key: str) -> None:
         """Release what the toolsets hold for a session that ended (an isolated upstream session, its process).
 
