@@ -14,8 +14,15 @@ from mcp import types
 from gateway.client.upstream import ClientCallbacks
 from gateway.errors import GatewayError
 from gateway.tools import ToolContext
+from gateway.tools.context import InputRequired
 
 __all__ = ["forwarding_callbacks"]
+
+
+_MODERN_DOWNSTREAM = (
+    "The gateway's client speaks MCP 2026-07-28, where a request in the middle of a tool call cannot be relayed "
+    "to it yet; use a client of protocol 2025-11-25 or earlier for upstream tools that ask their user."
+)
 
 
 def forwarding_callbacks(active: list[ToolContext]) -> ClientCallbacks:
@@ -34,6 +41,8 @@ def forwarding_callbacks(active: list[ToolContext]) -> ClientCallbacks:
             return types.ElicitResult(action="decline")
         try:
             return await tool_context.elicit(params.message, dict(params.requested_schema))
+        except InputRequired:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=_MODERN_DOWNSTREAM)
         except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
 
@@ -50,6 +59,8 @@ def forwarding_callbacks(active: list[ToolContext]) -> ClientCallbacks:
                 system_prompt=params.system_prompt,
                 temperature=params.temperature,
             )
+        except InputRequired:
+            return types.ErrorData(code=types.INVALID_REQUEST, message=_MODERN_DOWNSTREAM)
         except Exception as exc:  # noqa: BLE001 - the upstream gets the reason as a JSON-RPC error
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}")
 

@@ -25,8 +25,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
+from gateway.tools.context import InputRequired
 
-__all__ = ["InputRequired", "McpClientFeatures", "deprecated_in_2026"]
+__all__ = ["McpClientFeatures", "deprecated_in_2026"]
 
 _STATE_VERSION: Final = 1
 _LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
@@ -39,15 +40,6 @@ _LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
     "alert",
     "emergency",
 )
-
-
-class InputRequired(Exception):
-    """Raised inside a tool call to end it with an `InputRequiredResult` (modern era)."""
-
-    def __init__(self, key: str, request: types.ElicitRequest | types.CreateMessageRequest) -> None:
-        super().__init__(key)
-        self.key = key
-        self.request = request
 
 
 class McpClientFeatures:

@@ -28,7 +28,7 @@ from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.client import McpToolset
 from gateway.errors import NameConflictError, ServiceNotConfiguredError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
-from gateway.server.client_features import InputRequired, McpClientFeatures, deprecated_in_2026
+from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.passthrough import Passthrough
 from gateway.state import InMemoryStateStore, StateScope, StateStore
@@ -40,7 +40,7 @@ from gateway.tools import (
     State,
     ToolConfirmation,
 )
-from gateway.tools.context import ToolContext
+from gateway.tools.context import InputRequired, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED, FunctionTool
 from gateway.tools.tool_union import ToolUnion
 

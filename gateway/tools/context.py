@@ -19,10 +19,23 @@ from gateway.tools.actions import EventActions, ToolConfirmation
 from gateway.tools.artifacts import Artifact, ArtifactService
 from gateway.tools.state import State
 
-__all__ = ["ClientFeatures", "ProgressLog", "ProgressSink", "ReadonlyContext", "ToolContext"]
+__all__ = ["ClientFeatures", "InputRequired", "ProgressLog", "ProgressSink", "ReadonlyContext", "ToolContext"]
 
 DEFAULT_APP_NAME = "adk-mcp-gateway"
 DEFAULT_USER_ID = "local"
+
+
+class InputRequired(Exception):
+    """Raised by `ClientFeatures.elicit`/`sample` when the answer must come in a later round (MCP 2026-07-28).
+
+    The server ends the call with an `InputRequiredResult`; the client answers and retries, and the tool runs
+    again from the start, this time receiving the answer.
+    """
+
+    def __init__(self, key: str, request: types.ElicitRequest | types.CreateMessageRequest) -> None:
+        super().__init__(key)
+        self.key = key
+        self.request = request
 
 
 class ProgressSink(Protocol):

@@ -121,4 +121,4 @@ async def test_healthz_answers_200_without_a_token() -> None:
             response = await http.get("/healthz")
     body: Any = response.json()
     assert response.status_code == 200
-    assert body == {"status": "ok", "server": "adk-mcp-gateway"}
+    assert body == {"status": "ok", "server": "adk-mcp-gateway", "upstreams": {}}

@@ -1,0 +1,203 @@
+"""Servers, clients and processes on loopback for the benchmark.
+
+In-process servers run under uvicorn on a socket bound to `127.0.0.1:0` before they start (clients may connect at
+once; the kernel queues them until the app's lifespan is up), each in a task group owned by its context manager.
+Child processes (stdio upstreams, the CLI gateway whose memory is read) get their own process group, are asked to
+stop with SIGINT and are killed by group if they do not stop in time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+import uvicorn
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from starlette.types import ASGIApp
+
+from gateway.config import load_config
+from gateway.hub import gateway_tools
+from gateway.server import ToolServer, serve_async
+from gateway.state import InMemoryStateStore
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+UPSTREAM_SCRIPT = HERE / "echo_upstream.py"
+DEADLINE = 60.0
+"""Seconds any single wait (a start-up, a call, a shutdown) may take before the benchmark gives up."""
+STOP_GRACE = 15.0
+
+
+def bound_socket() -> socket.socket:
+    """A listening TCP socket on `127.0.0.1` with a free port."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+    return sock
+
+
+def free_port() -> int:
+    """A port that was free a moment ago (for a child process that binds it itself)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@asynccontextmanager
+async def serving_app(app: ASGIApp) -> AsyncIterator[str]:
+    """Any ASGI app (the SDK's `MCPServer`, FastMCP) under uvicorn in this process; yields the base URL."""
+    with bound_socket() as sock:
+        config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=2)
+        server = uvicorn.Server(config)
+        stopped = anyio.Event()
+
+        async def run() -> None:
+            try:
+                await server.serve(sockets=[sock])
+            finally:
+                stopped.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                server.should_exit = True
+                with anyio.move_on_after(STOP_GRACE, shield=True):
+                    await stopped.wait()
+                tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving_tools(tool_server: ToolServer) -> AsyncIterator[str]:
+    """Our server mode (`serve_async(..., transport="http", sock=...)`) in this process; yields the base URL."""
+    with bound_socket() as sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, auth_tokens={}))
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                tg.cancel_scope.cancel()
+
+
+def write_config(directory: Path, name: str, servers: dict[str, dict[str, Any]]) -> Path:
+    """A gateway config file `directory/name.json` with these upstreams."""
+    path = directory / f"{name}.json"
+    path.write_text(json.dumps({"name": name, "mcpServers": servers}, indent=2), encoding="utf-8")
+    return path
+
+
+def gateway_server(config: Path) -> ToolServer:
+    """What `adk-mcp-gateway serve CONFIG` runs, with state in memory."""
+    loaded = load_config(config)
+    return ToolServer(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
+
+
+def stdio_upstream(tools: int = 2, **options: Any) -> dict[str, Any]:
+    """A config entry starting `echo_upstream.py` (the SDK's `MCPServer`) as a stdio child."""
+    return {"command": sys.executable, "args": [str(UPSTREAM_SCRIPT), "--tools", str(tools)], **options}
+
+
+@asynccontextmanager
+async def connect(base_url: str) -> AsyncIterator[Client]:
+    """The measuring client: `mcp.Client(mode="legacy")` over streamable HTTP with its own `httpx2.AsyncClient`.
+
+    The SSE event limit is lifted so that a 1 MiB result can reach it (the SDK's default stops at 1 MiB).
+    """
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(DEADLINE, read=300)) as http:
+        transport = streamable_http_client(f"{base_url}/mcp", http_client=http, max_sse_event_size=None)
+        async with Client(transport, mode="legacy") as client:
+            yield client
+
+
+async def wait_until_healthy(base_url: str, process: anyio.abc.Process) -> None:
+    """Poll the child's `GET /healthz` until it answers 200 (it binds its port only once it has started)."""
+    async with httpx2.AsyncClient(timeout=2.0) as http:
+        with anyio.fail_after(DEADLINE):
+            while True:
+                if process.returncode is not None:
+                    raise RuntimeError(f"the child process exited with {process.returncode} before it was ready")
+                try:
+                    response = await http.get(f"{base_url}/healthz")
+                    if response.status_code == 200:
+                        return
+                except httpx2.TransportError:
+                    pass
+                await anyio.sleep(0.05)
+
+
+async def wait_until_listening(port: int, process: anyio.abc.Process) -> None:
+    """Wait until the child accepts TCP connections on `port` (servers without `/healthz`)."""
+    with anyio.fail_after(DEADLINE):
+        while True:
+            if process.returncode is not None:
+                raise RuntimeError(f"the child process exited with {process.returncode} before it was ready")
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+            else:
+                await stream.aclose()
+                return
+
+
+@asynccontextmanager
+async def child_process(argv: Sequence[str], log: Path) -> AsyncIterator[anyio.abc.Process]:
+    """A child in its own process group, stderr to `log`; SIGINT on exit, then SIGKILL to the group."""
+    with log.open("ab") as stderr:
+        process = await anyio.open_process(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        yield process
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.send_signal(signal.SIGINT)
+                with anyio.move_on_after(STOP_GRACE):
+                    await process.wait()
+            if process.returncode is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of one process (`VmRSS` in `/proc/<pid>/status`), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def child_pids(pid: int) -> list[int]:
+    """The direct children of a process (`/proc/<pid>/task/*/children`)."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text(encoding="ascii")
+        children.extend(int(item) for item in text.split())
+    return children
+
+
+def machine() -> str:
+    """CPU model, cores and Python version."""
+    model = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    version = sys.version.split()[0]
+    return f"{model}, {os.cpu_count()} cores, Python {version} ({sys.implementation.name}), {sys.platform}"
