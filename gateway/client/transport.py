@@ -24,6 +24,8 @@ from gateway.client.http import ResponseHook, http_client
 
 __all__ = ["Streams", "WatchedReadStream", "open_transport"]
 
+_MAX_SSE_EVENT = 64 * 1024 * 1024
+
 
 class _Receiver(Protocol):
     async def receive(self) -> Any: ...
@@ -138,6 +140,13 @@ async def _streamable_http(
             auth=params.httpx_auth(),
             on_response=hook,
         ) as client,
-        streamable_http_client(params.url, http_client=client, terminate_on_close=params.terminate_on_close) as streams,
+        streamable_http_client(
+            params.url,
+            http_client=client,
+            terminate_on_close=params.terminate_on_close,
+            # The SDK's default (1 MiB) fails a tool result of a few MiB sent as one SSE event; a gateway must pass
+            # what its upstreams send. The request-body limit of our own front stays the guard against abuse.
+            max_sse_event_size=_MAX_SSE_EVENT,
+        ) as streams,
     ):
         yield streams
