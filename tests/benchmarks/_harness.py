@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ import httpx2
 import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from starlette.types import ASGIApp
+from mcp.types import METHOD_NOT_FOUND
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.config import load_config
 from gateway.hub import gateway_tools
@@ -42,7 +45,9 @@ STOP_GRACE = 15.0
 
 def bound_socket() -> socket.socket:
     """A listening TCP socket on `127.0.0.1` with a free port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY on accepted connections only when the socket's
+    # `proto` says TCP. Without it, Nagle plus delayed ACKs add ~40 ms to every JSON (2026-era) response.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(1024)
@@ -79,6 +84,21 @@ async def serving_app(app: ASGIApp) -> AsyncIterator[str]:
                 with anyio.move_on_after(STOP_GRACE, shield=True):
                     await stopped.wait()
                 tg.cancel_scope.cancel()
+
+
+def handshake_only(app: ASGIApp) -> ASGIApp:
+    """`app` as a 2025-era server: `server/discover` gets 404 (method not found), so clients fall back to
+    `initialize` and then talk the handshake era (SSE responses), as most published servers still do."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"mcp-method") == b"server/discover":
+            error = {"code": METHOD_NOT_FOUND, "message": "Method not found: server/discover"}
+            response = JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=404)
+            await response(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return wrapped
 
 
 @asynccontextmanager
@@ -173,6 +193,37 @@ async def child_process(argv: Sequence[str], log: Path) -> AsyncIterator[anyio.a
             if process.returncode is None:
                 os.killpg(process.pid, signal.SIGKILL)
                 await process.wait()
+
+
+@dataclass
+class Patience:
+    """How long `quiesce` waits at most; the smoke run, whose figures only show that it runs, waits less."""
+
+    seconds: float = 10.0
+
+
+PATIENCE = Patience()
+
+
+async def quiesce(*, idle: float = 0.8, window: float = 0.1) -> None:
+    """Wait (at most `PATIENCE.seconds`) until the machine's CPUs were `idle` for one `window`.
+
+    A case must not pay for the previous one's teardown: isolated stdio upstreams, for one, keep both cores busy
+    for about a second while their processes exit.
+    """
+    with anyio.move_on_after(PATIENCE.seconds):
+        while True:
+            idle_before, total_before = _cpu_ticks()
+            await anyio.sleep(window)
+            idle_after, total_after = _cpu_ticks()
+            if total_after == total_before or (idle_after - idle_before) / (total_after - total_before) >= idle:
+                return
+
+
+def _cpu_ticks() -> tuple[int, int]:
+    """Idle (idle + iowait) and total CPU ticks of the machine so far (`/proc/stat`)."""
+    fields = [int(value) for value in Path("/proc/stat").read_text(encoding="ascii").split("\n", 1)[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields)
 
 
 def rss_mib(pid: int) -> float:
