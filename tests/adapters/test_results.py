@@ -529,7 +529,7 @@ class Point:
         (Colour.RED, {"result": "red"}),
         ({3}, {"result": [3]}),
         ((1, "a"), {"result": [1, "a"]}),
-        (Path("/tmp/report.pdf"), {"result": "/tmp/report.pdf"}),
+        (Path("reports/q3.pdf"), {"result": "reports/q3.pdf"}),
         ({"when": datetime.time(12, 30), 1: "one"}, {"when": "12:30:00", "1": "one"}),
         (math.nan, {"result": None}),
     ],

@@ -185,10 +185,10 @@ def test_the_function_call_id_is_the_given_one_or_an_adk_style_one() -> None:
 def test_request_confirmation_records_a_tool_confirmation_under_the_call_id() -> None:
     context = ToolContext(function_call_id="call-1")
 
-    context.request_confirmation(hint="Delete it?", payload={"path": "/tmp/x"})
+    context.request_confirmation(hint="Delete it?", payload={"path": "notes/x.txt"})
 
     assert context.actions.requested_tool_confirmations == {
-        "call-1": ToolConfirmation(hint="Delete it?", confirmed=False, payload={"path": "/tmp/x"})
+        "call-1": ToolConfirmation(hint="Delete it?", confirmed=False, payload={"path": "notes/x.txt"})
     }
 
 
