@@ -660,7 +660,7 @@ async def test_a_call_needing_confirmation_is_not_run_and_records_adks_request()
 
     context = ToolContext(function_call_id="call-1")
     result = await FunctionTool(delete_file, require_confirmation=True).run_async(
-        args={"path": "/tmp/x"}, tool_context=context
+        args={"path": "notes/x.txt"}, tool_context=context
     )
 
     assert result == CONFIRMATION_REQUIRED
@@ -680,7 +680,7 @@ async def test_a_rejected_confirmation_gives_adks_rejection_and_no_call() -> Non
 
     context = ToolContext(tool_confirmation=ToolConfirmation(confirmed=False))
     result = await FunctionTool(delete_file, require_confirmation=True).run_async(
-        args={"path": "/tmp/x"}, tool_context=context
+        args={"path": "notes/x.txt"}, tool_context=context
     )
 
     assert result == CONFIRMATION_REJECTED
@@ -697,10 +697,10 @@ async def test_a_confirmed_call_runs_and_can_read_the_confirmation_payload() -> 
 
     context = ToolContext(tool_confirmation=ToolConfirmation(confirmed=True, payload={"user": "ada"}))
     result = await FunctionTool(delete_file, require_confirmation=True).run_async(
-        args={"path": "/tmp/x"}, tool_context=context
+        args={"path": "notes/x.txt"}, tool_context=context
     )
 
-    assert result == {"path": "/tmp/x", "approved": {"user": "ada"}}
+    assert result == {"path": "notes/x.txt", "approved": {"user": "ada"}}
     assert context.actions.requested_tool_confirmations == {}
     assert context.actions.skip_summarization is None
 
