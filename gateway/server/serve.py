@@ -79,6 +79,11 @@ async def serve_async(
         return
     if sock is None:
         sock = listen(host, port)
+    elif sock.family in (socket.AF_INET, socket.AF_INET6):
+        # asyncio sets TCP_NODELAY only on sockets created with IPPROTO_TCP; on a socket made as
+        # `socket.socket(AF_INET, SOCK_STREAM)` small SSE/JSON replies would wait ~40 ms for delayed ACKs.
+        # Linux hands the option on to accepted connections.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     app = create_app(
         tool_server,
         stateless=stateless,
