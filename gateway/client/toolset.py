@@ -380,14 +380,10 @@ class McpToolset(BaseToolset):
         """Every resource the upstream lists (all pages)."""
 
         async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Resource]:
-            resources: list[types.Resource] = []
-            cursor: str | None = None
-            while True:
-                page = await session.client.list_resources(cursor=cursor, meta=session.meta)
-                resources.extend(page.resources)
-                cursor = page.next_cursor
-                if not cursor:
-                    return resources
+            return await _all_pages(
+                lambda cursor: session.client.list_resources(cursor=cursor, meta=session.meta),
+                lambda page: page.resources,
+            )
 
         return await self._request(readonly_context, "Listing the resources", list_all)
 
@@ -405,14 +401,10 @@ class McpToolset(BaseToolset):
         """Every prompt the upstream lists (all pages)."""
 
         async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Prompt]:
-            prompts: list[types.Prompt] = []
-            cursor: str | None = None
-            while True:
-                page = await session.client.list_prompts(cursor=cursor, meta=session.meta)
-                prompts.extend(page.prompts)
-                cursor = page.next_cursor
-                if not cursor:
-                    return prompts
+            return await _all_pages(
+                lambda cursor: session.client.list_prompts(cursor=cursor, meta=session.meta),
+                lambda page: page.prompts,
+            )
 
         return await self._request(readonly_context, "Listing the prompts", list_all)
 
@@ -425,6 +417,24 @@ class McpToolset(BaseToolset):
             f"Getting the prompt {name!r}",
             lambda _slot, session: session.client.get_prompt(name, arguments, meta=session.meta),
         )
+
+
+_Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
+_Entry = TypeVar("_Entry")
+
+
+async def _all_pages(
+    fetch: Callable[[str | None], Awaitable[_Page]], entries: Callable[[_Page], list[_Entry]]
+) -> list[_Entry]:
+    """Every entry of a paginated listing, following `next_cursor` to the end."""
+    collected: list[_Entry] = []
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor)
+        collected.extend(entries(page))
+        cursor = page.next_cursor
+        if not cursor:
+            return collected
 
 
 def _cause(session: UpstreamSession, error: MCPError) -> str:
