@@ -159,6 +159,7 @@ class ToolServer:
         self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
         self._active_calls = 0
+        self._has_toolsets = any(isinstance(item, BaseToolset) for item in self.catalog.items)
         self.passthrough = Passthrough([item for item in self.catalog.items if isinstance(item, McpToolset)])
         # Resources, prompts and completion are offered only when an upstream can serve them.
         upstream_handlers: dict[str, Any] = (
@@ -477,7 +478,8 @@ class ToolServer:
     async def _announce_changes(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
         """Send `tools/list_changed` when a call changed which tools this session sees."""
         listed = self._listed.get(identity.session_owner)
-        if listed is None:
+        if listed is None or not self._has_toolsets:
+            # Plain tools never change; only a toolset's list can depend on what a call did.
             return
         readonly, _ = await self._readonly_context(identity)
         now = frozenset(await self._resolve(readonly))
