@@ -2,21 +2,48 @@
 
 The gateway uses this: an upstream asking for input mid-call is answered by the downstream client whose call is in
 flight, through the `ToolContext` the server built for that call (so it works in both protocol eras on both sides).
+What an upstream says outside any call — its roots requests and its change notifications (tool, resource and
+prompt lists changed, a subscribed resource updated) — goes to a `Downstream`: the gateway's server, which knows
+the downstream session an isolated upstream session belongs to.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp import types
+from mcp import MCPError, types
 
 from gateway.client.upstream import ClientCallbacks
 from gateway.errors import GatewayError
-from gateway.tools import ToolContext
+from gateway.tools import ReadonlyContext, ToolContext
 from gateway.tools.context import InputRequired
 
-__all__ = ["forwarding_callbacks"]
+if TYPE_CHECKING:
+    from gateway.client.toolset import McpToolset
+
+__all__ = ["Downstream", "forwarding_callbacks"]
+
+
+class Downstream(Protocol):
+    """The clients a gateway serves, as its upstream sessions need them outside any tool call.
+
+    `context` is the downstream session an upstream session belongs to (None for a session shared by all).
+    """
+
+    async def notify(
+        self, source: McpToolset, notification: types.ServerNotification, context: ReadonlyContext | None
+    ) -> None:
+        """Pass an upstream's change notification on to the downstream sessions it concerns."""
+        ...
+
+    async def list_roots(self, context: ReadonlyContext | None) -> types.ListRootsResult:
+        """The roots of the downstream client of `context`.
+
+        Raises:
+            MCPError: that client has no roots or cannot be asked now.
+        """
+        ...
 
 
 _MODERN_DOWNSTREAM = (
@@ -25,11 +52,19 @@ _MODERN_DOWNSTREAM = (
 )
 
 
-def forwarding_callbacks(active: list[ToolContext]) -> ClientCallbacks:
+def forwarding_callbacks(
+    active: list[ToolContext],
+    *,
+    source: McpToolset | None = None,
+    downstream: Downstream | None = None,
+    owner: ReadonlyContext | None = None,
+) -> ClientCallbacks:
     """Callbacks that hand the upstream's requests to the client of the newest call in `active` (calls in flight).
 
     A form elicitation goes to `ToolContext.elicit`, sampling to `ToolContext.sample`, log messages to
-    `ToolContext.log`; with no call in flight, or a URL elicitation, the upstream is declined.
+    `ToolContext.log`; with no call in flight, or a URL elicitation, the upstream is declined. With a `downstream`,
+    roots requests go to the client of the call in flight (else to `owner`, the session this upstream session
+    belongs to), and change notifications to `owner`'s session (every session's, for a shared one).
     """
 
     def current() -> ToolContext | None:
@@ -70,4 +105,23 @@ def forwarding_callbacks(active: list[ToolContext]) -> ClientCallbacks:
             with contextlib.suppress(GatewayError):
                 await tool_context.log(params.level, params.data, params.logger)
 
-    return ClientCallbacks(elicitation=elicit, sampling=sample, logging=log)
+    if downstream is None or source is None:
+        return ClientCallbacks(elicitation=elicit, sampling=sample, logging=log)
+    peer, toolset = downstream, source
+
+    async def list_roots(_context: Any) -> types.ListRootsResult | types.ErrorData:
+        tool_context = current()
+        asking = owner
+        if tool_context is not None:
+            asking = ReadonlyContext(
+                app_name=tool_context.app_name, user_id=tool_context.user_id, session_id=tool_context.session_id
+            )
+        try:
+            return await peer.list_roots(asking)
+        except MCPError as exc:
+            return types.ErrorData(code=exc.code, message=exc.message)
+
+    async def notify(notification: types.ServerNotification) -> None:
+        await peer.notify(toolset, notification, owner)
+
+    return ClientCallbacks(elicitation=elicit, sampling=sample, logging=log, list_roots=list_roots, notification=notify)

@@ -30,6 +30,7 @@ import inspect
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -39,10 +40,10 @@ import anyio.abc
 from mcp import MCPError, types
 
 from gateway.client.connection import ConnectionParams
-from gateway.client.forwarding import forwarding_callbacks
+from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.mcp_tool import McpTool
 from gateway.client.session_slot import SessionSlot
-from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
+from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession, open_upstream
 from gateway.errors import GatewayError, UpstreamUnavailableError
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.base_tool import RESERVED_TOOL_NAMES
@@ -88,6 +89,8 @@ class McpToolset(BaseToolset):
             that restarted finds the same key again (adk-mcp-gateway servers read `adk-mcp-gateway/session`).
         session_idle_timeout: close a session after this many seconds without a request in flight (a new one is
             opened on the next use); None keeps sessions until the toolset closes.
+        notification_callback: receives the server's change notifications (tool, resource and prompt lists
+            changed, a subscribed resource updated); the toolset's own tool cache is refreshed either way.
     """
 
     def __init__(
@@ -108,6 +111,7 @@ class McpToolset(BaseToolset):
         forward_client_requests: bool = False,
         session_meta_key: str | None = None,
         session_idle_timeout: float | None = None,
+        notification_callback: NotificationCallback | None = None,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -123,9 +127,19 @@ class McpToolset(BaseToolset):
         self.session_meta_key = session_meta_key
         self.session_idle_timeout = session_idle_timeout
         self._callbacks = ClientCallbacks(
-            elicitation=elicitation_callback, sampling=sampling_callback, logging=logging_callback
+            elicitation=elicitation_callback,
+            sampling=sampling_callback,
+            logging=logging_callback,
+            notification=notification_callback,
         )
+        self.downstream: Downstream | None = None
+        """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
         self._slots: dict[str, SessionSlot] = {}
+        # Built `McpTool`s, reused while the upstream lists the same tool: by the listed object (a cached listing
+        # hands out the same objects on every call) and by content (a new session lists equal copies).
+        self._tools_by_object: OrderedDict[int, tuple[types.Tool, McpTool]] = OrderedDict()
+        self._tools_by_content: OrderedDict[str, McpTool] = OrderedDict()
+        self._built_policies: tuple[object, object] = (require_confirmation, confirm_tool)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._failures = 0
         self._last_error: str | None = None
@@ -197,7 +211,7 @@ class McpToolset(BaseToolset):
                 stale, slot.session, slot.tools = slot.session, None, None
                 if stale is not None:
                     await stale.aclose()
-                callbacks = forwarding_callbacks(slot.active) if self.forward_client_requests else self._callbacks
+                callbacks = self._session_callbacks(slot, context)
                 wait = self._retry_at - time.monotonic()
                 if wait > 0 and self._last_error is not None:
                     raise UpstreamUnavailableError(f"{self._last_error} (next attempt in {wait:.1f} s)")
@@ -220,6 +234,27 @@ class McpToolset(BaseToolset):
                 session.meta = self._session_meta(identity)
                 slot.session = session
             return slot, slot.session
+
+    def _session_callbacks(self, slot: SessionSlot, context: ReadonlyContext | None) -> ClientCallbacks:
+        if not self.forward_client_requests:
+            return self._callbacks
+        # An isolated session belongs to the downstream session that opened it; a shared one to all of them.
+        owner = context if self.session_key is not None else None
+        return forwarding_callbacks(slot.active, source=self, downstream=self.downstream, owner=owner)
+
+    async def roots_changed(self, readonly_context: ReadonlyContext | None = None) -> None:
+        """Tell the upstream session of a context (if one is open) that its client's roots changed."""
+        key, _, _ = await self._identity(readonly_context)
+        slot = self._slots.get(key)
+        session = slot.session if slot is not None else None
+        if session is None or not session.alive or session.modern:
+            return
+        try:
+            # Sent as a plain notification: `Client.send_roots_list_changed` warns that roots are deprecated,
+            # which they are only from 2026-07-28 on (this session is older).
+            await session.client.session.send_notification(types.RootsListChangedNotification())
+        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            logger.debug("Could not tell %s that the roots changed: %s", session.description, exc)
 
     def status(self) -> dict[str, Any]:
         """Health for `/healthz`: `connected` (a live session), `idle` (none needed yet) or `failing` (why)."""
@@ -326,17 +361,37 @@ class McpToolset(BaseToolset):
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped."""
         selected: list[BaseTool] = []
+        policies = (self.require_confirmation, self.confirm_tool)
+        if policies[0] is not self._built_policies[0] or policies[1] is not self._built_policies[1]:
+            # The built tools carry the confirmation policy: changing it rebuilds them.
+            self._tools_by_object.clear()
+            self._tools_by_content.clear()
+            self._built_policies = policies
         for mcp_tool in await self.list_mcp_tools(readonly_context):
             if mcp_tool.name in RESERVED_TOOL_NAMES:
                 logger.warning("Skipping upstream tool %r: the name is reserved by ADK.", mcp_tool.name)
                 continue
+            tool = self._built_tool(mcp_tool)
+            if self._is_tool_selected(tool, readonly_context):
+                selected.append(tool)
+        return sorted(selected, key=lambda t: t.name)
+
+    def _built_tool(self, mcp_tool: types.Tool) -> McpTool:
+        """The `McpTool` for a listed tool, built once per distinct tool (building converts its schemas)."""
+        by_object = self._tools_by_object.get(id(mcp_tool))
+        if by_object is not None and by_object[0] is mcp_tool:
+            return by_object[1]
+        content = mcp_tool.model_dump_json(by_alias=True)
+        tool = self._tools_by_content.get(content)
+        if tool is None:
             policy: ConfirmationPolicy = self.require_confirmation
             if self.confirm_tool is not None and self.confirm_tool(mcp_tool):
                 policy = True
             tool = McpTool(mcp_tool=mcp_tool, toolset=self, require_confirmation=policy)
-            if self._is_tool_selected(tool, readonly_context):
-                selected.append(tool)
-        return sorted(selected, key=lambda t: t.name)
+            _remember(self._tools_by_content, content, tool)
+        # The entry holds the listed object, so its id cannot be reused by another object while it is cached.
+        _remember(self._tools_by_object, id(mcp_tool), (mcp_tool, tool))
+        return tool
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """Send `tools/call` once, never again: a session that dies is dropped so the next call gets a fresh one.
@@ -421,6 +476,18 @@ class McpToolset(BaseToolset):
 
 _Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
 _Entry = TypeVar("_Entry")
+
+
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+_BUILT_TOOLS_KEPT = 8192
+"""Built tools remembered per toolset and key kind (the oldest entries go first)."""
+
+
+def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V) -> None:
+    cache[key] = value
+    if len(cache) > _BUILT_TOOLS_KEPT:
+        cache.popitem(last=False)
 
 
 async def _all_pages(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -29,7 +29,7 @@ from gateway.client.connection import ConnectionParams, StdioConnectionParams
 from gateway.client.transport import open_transport
 from gateway.errors import UpstreamUnavailableError
 
-__all__ = ["ClientCallbacks", "UpstreamSession", "open_upstream"]
+__all__ = ["ClientCallbacks", "NotificationCallback", "UpstreamSession", "open_upstream"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +39,37 @@ _HTTP_NOT_FOUND = 404
 _HTTP_ERROR = 400
 
 
+NotificationCallback = Callable[[types.ServerNotification], Awaitable[None]]
+"""Receives the upstream's change notifications: tool, resource and prompt lists changed, a resource updated."""
+
+_RELAYED = (
+    types.ToolListChangedNotification,
+    types.ResourceListChangedNotification,
+    types.ResourceUpdatedNotification,
+    types.PromptListChangedNotification,
+)
+_NOTIFY_DEADLINE = 5.0
+
+
 @dataclass(frozen=True)
 class ClientCallbacks:
-    """What the upstream may ask of us: the SDK's client callbacks, passed through."""
+    """What the upstream may ask of us: the SDK's client callbacks, passed through, and its change notifications."""
 
     elicitation: Any | None = None
     sampling: Any | None = None
     logging: Any | None = None
     list_roots: Any | None = None
+    notification: NotificationCallback | None = None
+
+    async def notify(self, notification: types.ServerNotification) -> None:
+        """Hand a change notification on; a failing or slow receiver never stalls the session's reader."""
+        if self.notification is None:
+            return
+        with anyio.move_on_after(_NOTIFY_DEADLINE):
+            try:
+                await self.notification(notification)
+            except Exception:
+                logger.exception("Handling the upstream notification %s failed", notification.method)
 
 
 @dataclass(eq=False)
@@ -118,17 +141,19 @@ class UpstreamSession:
         self.stop.set()
 
 
-def _message_handler(session: UpstreamSession) -> MessageHandlerFnT:
+def _message_handler(session: UpstreamSession, callbacks: ClientCallbacks) -> MessageHandlerFnT:
     async def handle(message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             session.tools_changed()
+        if isinstance(message, _RELAYED):
+            await callbacks.notify(message)
         elif isinstance(message, Exception):
             logger.debug("Upstream %s transport reported %r", session.description, message)
 
     return handle
 
 
-async def _watch_tool_changes(session: UpstreamSession) -> None:
+async def _watch_tool_changes(session: UpstreamSession, callbacks: ClientCallbacks) -> None:
     """Keep a modern session's `subscriptions/listen` stream for tool-list changes open, for as long as it lasts."""
     try:
         async with session.client.listen(tools_list_changed=True) as subscription:
@@ -139,6 +164,7 @@ async def _watch_tool_changes(session: UpstreamSession) -> None:
             session.tools_changed()
             async for _event in subscription:
                 session.tools_changed()
+                await callbacks.notify(types.ToolListChangedNotification())
     except (MCPError, SubscriptionLost, ListenNotSupportedError, TimeoutError) as exc:
         logger.debug("Upstream %s offers no tool-list subscription: %s", session.description, exc)
     finally:
@@ -184,7 +210,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
         sampling_callback=callbacks.sampling,
         logging_callback=callbacks.logging,
         list_roots_callback=callbacks.list_roots,
-        message_handler=_message_handler(session),
+        message_handler=_message_handler(session, callbacks),
         log_level="debug" if callbacks.logging else None,
         cache=None,
     )
@@ -195,7 +221,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
             if not session.modern:
                 session.watches_tools = True  # list_changed arrives on the session itself
             elif _announces_tool_changes(client):
-                watchers.start_soon(_watch_tool_changes, session)
+                watchers.start_soon(_watch_tool_changes, session, callbacks)
             task_status.started(session)
             published = True
             await _until_stopped_or_idle(session, idle_timeout)

@@ -54,6 +54,11 @@ class Passthrough:
     def __bool__(self) -> bool:
         return bool(self._upstreams)
 
+    @staticmethod
+    def downstream_uri(upstream: McpToolset, uri: str) -> str:
+        """A resource URI of an upstream as the gateway's clients know it."""
+        return _prefixed(upstream.tool_name_prefix, uri, "+")
+
     # --- routing ------------------------------------------------------------------------------------------------
 
     def _by_uri(self, uri: str) -> tuple[McpToolset, str]:

@@ -22,6 +22,8 @@ from mcp import MCPError, types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
+from mcp.server.session import ServerSession
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from adapters import response_to_mcp_result
 from adapters.mcp_tool import is_wrapped_output_schema
@@ -159,8 +161,19 @@ class ToolServer:
         self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
         self._active_calls = 0
-        self._has_toolsets = any(isinstance(item, BaseToolset) for item in self.catalog.items)
+        # Upstream toolsets announce their own list changes (relayed by `notify`); only other toolsets' lists can
+        # change through what a call did, so only they need the catalog compared after each call.
+        self._has_local_toolsets = any(
+            isinstance(item, BaseToolset) and not isinstance(item, McpToolset) for item in self.catalog.items
+        )
         self.passthrough = Passthrough([item for item in self.catalog.items if isinstance(item, McpToolset)])
+        # Handshake-era downstream sessions by owner, to reach them outside a request (upstream notifications and
+        # roots requests), and the owners subscribed to each resource URI.
+        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
+        self._subscribers: defaultdict[str, set[str]] = defaultdict(set)
+        for upstream in self.passthrough.upstreams:
+            if upstream.forward_client_requests and upstream.downstream is None:
+                upstream.downstream = self
         # Resources, prompts and completion are offered only when an upstream can serve them.
         upstream_handlers: dict[str, Any] = (
             {
@@ -172,6 +185,7 @@ class ToolServer:
                 "on_list_prompts": self._on_list_prompts,
                 "on_get_prompt": self._on_get_prompt,
                 "on_completion": self._on_completion,
+                "on_roots_list_changed": self._on_roots_list_changed,
             }
             if self.passthrough
             else {}
@@ -232,6 +246,11 @@ class ToolServer:
         Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted.
         """
         principals = self._principals_of.pop(session_key, set[str]())
+        for principal in principals:
+            owner = CallIdentity(principal, session_key).session_owner
+            self._sessions.pop(owner, None)
+            for owners in self._subscribers.values():
+                owners.discard(owner)
         with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
             for principal in principals:
                 context = ReadonlyContext(app_name=self.name, user_id=principal, session_id=session_key)
@@ -270,6 +289,16 @@ class ToolServer:
     def _scope(self, identity: CallIdentity) -> StateScope:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
+    def _track(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
+        """Remember a handshake-era session's channel (modern requests have none outside their own stream)."""
+        if not self.passthrough or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        owner = identity.session_owner
+        self._sessions[owner] = ctx.session
+        self._sessions.move_to_end(owner)
+        if len(self._sessions) > MAX_TRACKED_SESSIONS:
+            self._sessions.popitem(last=False)
+
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
         if identity.session_key.startswith(_CONNECTION_BOUND):
             self._principals_of[identity.session_key].add(identity.principal)
@@ -288,6 +317,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         identity = identify(ctx)
+        self._track(ctx, identity)
         readonly, _ = await self._readonly_context(identity)
         entries = list((await self._resolve(readonly)).values())
         self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
@@ -316,7 +346,9 @@ class ToolServer:
     # --- resources, prompts, completion (upstream passthrough) -------------------------------------------------
 
     async def _context(self, ctx: ServerRequestContext[Any, Any]) -> ReadonlyContext:
-        return (await self._readonly_context(identify(ctx)))[0]
+        identity = identify(ctx)
+        self._track(ctx, identity)
+        return (await self._readonly_context(identity))[0]
 
     async def _on_list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -340,12 +372,91 @@ class ToolServer:
     async def _on_subscribe_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        return await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=True)
+        result = await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=True)
+        self._subscribers[str(params.uri)].add(identify(ctx).session_owner)
+        return result
 
     async def _on_unsubscribe_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
-        return await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=False)
+        result = await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=False)
+        owners = self._subscribers.get(str(params.uri))
+        if owners is not None:
+            owners.discard(identify(ctx).session_owner)
+            if not owners:
+                del self._subscribers[str(params.uri)]
+        return result
+
+    async def _on_roots_list_changed(
+        self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams | None
+    ) -> None:
+        """A client's roots changed: tell the upstream sessions that serve it."""
+        del params
+        readonly = await self._context(ctx)
+        for upstream in self.passthrough.upstreams:
+            await upstream.roots_changed(readonly)
+
+    # --- what upstreams say outside a call (`gateway.client.forwarding.Downstream`) -----------------------------
+
+    async def notify(
+        self, source: McpToolset, notification: types.ServerNotification, context: ReadonlyContext | None
+    ) -> None:
+        """Relay an upstream's change notification to the handshake-era sessions it concerns.
+
+        An isolated upstream session's notifications go to the downstream session it belongs to, a shared one's
+        to every session; a resource update only to sessions subscribed to that resource (under its gateway URI).
+        """
+        owners = [f"{context.user_id}/{context.session_id}"] if context is not None else list(self._sessions)
+        if isinstance(notification, types.ResourceUpdatedNotification):
+            uri = self.passthrough.downstream_uri(source, str(notification.params.uri))
+            subscribed = self._subscribers.get(uri, set[str]())
+            owners = [owner for owner in owners if owner in subscribed]
+
+            async def send(session: ServerSession) -> None:
+                await session.send_resource_updated(uri)
+        else:
+
+            async def send(session: ServerSession) -> None:
+                await session.send_notification(notification)
+
+        for owner in owners:
+            session = self._sessions.get(owner)
+            if session is None:
+                continue
+            try:
+                await send(session)
+            except Exception as exc:  # noqa: BLE001 - a session that went away misses a notification, nothing more
+                logger.debug("Could not relay %s to session %s: %s", notification.method, owner, exc)
+
+    async def list_roots(self, context: ReadonlyContext | None) -> types.ListRootsResult:
+        """Ask the downstream client of `context` for its roots (for an upstream's `roots/list`).
+
+        Raises:
+            MCPError: there is no such client to ask, or it has no roots.
+        """
+        if context is None:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message="This upstream session is shared by every client of the gateway, so whose roots to give "
+                "is ambiguous outside a tool call (set its session policy to isolated).",
+            )
+        session = self._sessions.get(f"{context.user_id}/{context.session_id}")
+        if session is None:
+            raise MCPError(
+                code=types.INVALID_REQUEST,
+                message="The gateway's client cannot be asked for roots now (its session ended, or it speaks MCP "
+                "2026-07-28, where a server cannot ask outside a tool call).",
+            )
+        if not session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
+            raise MCPError(code=types.INVALID_REQUEST, message="The gateway's client does not offer roots.")
+        with deprecated_in_2026():
+            asking = session.list_roots()  # pyright: ignore[reportDeprecated]
+        try:
+            return await asking
+        except MCPError:
+            raise
+        except Exception as exc:
+            raise MCPError(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}") from exc
 
     async def _on_list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -379,6 +490,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         identity = identify(ctx)
+        self._track(ctx, identity)
         readonly, loaded = await self._readonly_context(identity)
         entries = await self._resolve(readonly)
         entry = entries.get(params.name)
@@ -478,8 +590,7 @@ class ToolServer:
     async def _announce_changes(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
         """Send `tools/list_changed` when a call changed which tools this session sees."""
         listed = self._listed.get(identity.session_owner)
-        if listed is None or not self._has_toolsets:
-            # Plain tools never change; only a toolset's list can depend on what a call did.
+        if listed is None or not self._has_local_toolsets:
             return
         readonly, _ = await self._readonly_context(identity)
         now = frozenset(await self._resolve(readonly))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import weakref
 from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
@@ -48,10 +50,23 @@ class BaseToolset(ABC):
         tools = await self.get_tools(readonly_context)
         if not self.tool_name_prefix:
             return tools
+        # A toolset that hands out the same tool objects again gets the same renamed copies again.
+        # (Looked up lazily: a subclass may not call `BaseToolset.__init__`.)
+        clones: weakref.WeakKeyDictionary[BaseTool, BaseTool] | None = getattr(self, "_renamed_tools", None)
+        if clones is None:
+            clones = self._renamed_tools = weakref.WeakKeyDictionary[BaseTool, BaseTool]()
         renamed: list[BaseTool] = []
         for tool in tools:
-            clone = copy.copy(tool)
-            clone.name = f"{self.tool_name_prefix}_{tool.name}"  # refuses a reserved name
+            name = f"{self.tool_name_prefix}_{tool.name}"
+            try:
+                clone = clones.get(tool)
+            except TypeError:  # a tool class that is not hashable: copied on every listing
+                clone = None
+            if clone is None or clone.name != name:
+                clone = copy.copy(tool)
+                clone.name = name  # refuses a reserved name
+                with contextlib.suppress(TypeError):
+                    clones[tool] = clone
             renamed.append(clone)
         return renamed
 

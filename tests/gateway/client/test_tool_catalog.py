@@ -189,3 +189,21 @@ async def test_upstream_tools_with_names_adk_reserves_are_left_out(caplog: pytes
         assert await names(toolset) == ["lookup"]
     assert "transfer_to_agent" in caplog.text
     assert "reserved by ADK" in caplog.text
+
+
+@pytest.mark.anyio
+async def test_a_cached_listing_gives_the_same_tool_objects_and_a_changed_one_new_ones_where_it_changed() -> None:
+    async with (
+        uvicorn_app(paginated_server(MethodCounter()).streamable_http_app()) as base_url,
+        McpToolset(connection_params=http_params(base_url, "http"), mode="legacy", tool_name_prefix="p") as toolset,
+    ):
+        with anyio.fail_after(DEADLINE):
+            first = await toolset.get_tools_with_prefix()
+            again = await toolset.get_tools_with_prefix()
+            # Building a tool converts its schemas; a listing that did not change reuses what was built.
+            assert [id(tool) for tool in again] == [id(tool) for tool in first]
+            assert await call(toolset, "grow") == {"result": "done"}
+            grown = {tool.name: tool for tool in await toolset.get_tools_with_prefix()}
+        assert set(grown) == {tool.name for tool in first} | {"p_grown"}
+        # The upstream listed its unchanged tools anew; equal tools are still not rebuilt.
+        assert all(grown[tool.name] is tool for tool in first)

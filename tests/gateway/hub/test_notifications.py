@@ -1,0 +1,146 @@
+"""What an upstream says outside its replies crosses the gateway: list changes, resource updates, roots.
+
+The upstream is `hub_notifying_server.py` over stdio; the gateway is served over HTTP in this process and over
+stdio as the real CLI child; the downstream client speaks the handshake era (a modern-era client has no channel
+for messages outside its own requests).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import pytest
+from hub_harness import DEADLINE, HERE, connect, gateway, text_of, tool_names, write_config
+from mcp import Client, types
+from mcp.client.context import ClientRequestContext
+
+# Subscriptions and roots are deprecated from 2026-07-28 on; these clients speak the handshake era, where they are not.
+pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDeprecationWarning")]
+
+NOTIFYING = [sys.executable, "-I", str(HERE / "hub_notifying_server.py")]
+NOTE = "n+note://a"
+
+
+class Heard:
+    """A downstream client's message handler: the notifications it received, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.notifications: list[types.ServerNotification] = []
+        self._arrived = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification.__args__):  # type: ignore[attr-defined]
+            self.notifications.append(message)
+            self._arrived.set()
+            self._arrived = anyio.Event()
+
+    def methods(self) -> list[str]:
+        return [notification.method for notification in self.notifications]
+
+    async def wait_for(self, found: Callable[[types.ServerNotification], bool]) -> types.ServerNotification:
+        with anyio.fail_after(DEADLINE):
+            while True:
+                for notification in self.notifications:
+                    if found(notification):
+                        return notification
+                await self._arrived.wait()
+
+
+def config(tmp_path: Path, **options: Any) -> Path:
+    return write_config(tmp_path, {"n": {"command": NOTIFYING[0], "args": NOTIFYING[1:], **options}})
+
+
+@pytest.mark.parametrize("served_over", ["http", "stdio"])
+async def test_an_upstream_tool_list_change_reaches_the_client_and_the_new_tool_is_listed(
+    served_over: Literal["http", "stdio"], tmp_path: Path
+) -> None:
+    heard = Heard()
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway(served_over, config(tmp_path), tmp_path / "state.db") as target,
+            connect(target, "legacy", message_handler=heard) as client,
+        ):
+            before = await tool_names(client)
+            assert "n_extra_4" not in before
+            await client.call_tool("n_grow", {})
+            await heard.wait_for(lambda n: isinstance(n, types.ToolListChangedNotification))
+            after = await tool_names(client)
+    assert sorted(after) == sorted([*before, "n_extra_4"])
+
+
+async def test_a_resource_update_reaches_the_subscribed_client_only(tmp_path: Path) -> None:
+    subscriber, bystander = Heard(), Heard()
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway("http", config(tmp_path, session_policy="shared"), tmp_path / "state.db") as target,
+            connect(target, "legacy", message_handler=subscriber) as watching,
+            connect(target, "legacy", message_handler=bystander) as other,
+        ):
+            assert [str(resource.uri) for resource in (await watching.list_resources()).resources] == [NOTE]
+            await other.list_resources()
+            await watching.subscribe_resource(NOTE)
+            await other.call_tool("n_touch", {})
+            updated = await subscriber.wait_for(lambda n: isinstance(n, types.ResourceUpdatedNotification))
+            # Both listed resources, so both hear that the list changed; only one subscribed to the update.
+            await bystander.wait_for(lambda n: isinstance(n, types.ResourceListChangedNotification))
+    assert isinstance(updated, types.ResourceUpdatedNotification)
+    assert str(updated.params.uri) == NOTE
+    assert "notifications/resources/updated" not in bystander.methods()
+
+
+async def test_an_isolated_upstream_session_notifies_only_its_own_client(tmp_path: Path) -> None:
+    caller, other_heard = Heard(), Heard()
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway("http", config(tmp_path), tmp_path / "state.db") as target,
+            connect(target, "legacy", message_handler=caller) as client,
+            connect(target, "legacy", message_handler=other_heard) as other,
+        ):
+            await tool_names(other)
+            await client.call_tool("n_grow", {})
+            await caller.wait_for(lambda n: isinstance(n, types.ToolListChangedNotification))
+            # The other client has its own upstream session, whose tool list did not change.
+            assert "n_extra_4" not in await tool_names(other)
+    assert "notifications/tools/list_changed" not in other_heard.methods()
+
+
+async def test_an_upstream_asks_the_client_for_its_roots_mid_call(tmp_path: Path) -> None:
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        del context
+        return types.ListRootsResult(roots=[types.Root(uri="file:///srv/project", name="project")])
+
+    with anyio.fail_after(DEADLINE * 2):
+        async with gateway("http", config(tmp_path), tmp_path / "state.db") as target:
+            async with connect(target, "legacy", list_roots_callback=roots) as client:
+                offered = await client.call_tool("n_roots", {})
+            async with connect(target, "legacy") as rootless:
+                refused = await rootless.call_tool("n_roots", {})
+    assert text_of(offered) == "file:///srv/project"
+    assert text_of(refused) == "error: The gateway's client does not offer roots."
+
+
+async def test_a_client_roots_change_reaches_its_upstream_session(tmp_path: Path) -> None:
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        del context
+        return types.ListRootsResult(roots=[])
+
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway("http", config(tmp_path), tmp_path / "state.db") as target,
+            connect(target, "legacy", list_roots_callback=roots) as client,
+        ):
+            assert text_of(await client.call_tool("n_roots_changes", {})) == "0"
+            await _send_roots_changed(client)
+            counted = "0"
+            while counted == "0":  # a notification has no reply to wait for: poll the upstream's count
+                await anyio.sleep(0.02)
+                counted = text_of(await client.call_tool("n_roots_changes", {}))
+    assert counted == "1"
+
+
+async def _send_roots_changed(client: Client) -> None:
+    await client.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
