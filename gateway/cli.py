@@ -31,6 +31,8 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+NAME_CHECK_SECONDS = 10.0
+"""How long `serve` waits for the upstreams' tool lists to check that no two sources publish one name."""
 
 _EPILOG = """\
 CONFIG is a JSON file in Claude Desktop's format ({"mcpServers": {...}}) plus gateway options; see README.
@@ -247,18 +249,66 @@ async def _local_tool_names(items: list[ToolUnion]) -> list[str]:
     return names
 
 
-def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
-    """Print one FAIL line per tool name that two sources publish; returns how many there are."""
+def _name_conflicts(published: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """The tool names two or more sources publish, with those sources."""
     sources: dict[str, list[str]] = {}
     for name, source in published:
         sources.setdefault(name, []).append(source)
-    conflicts = {name: where for name, where in sources.items() if len(where) > 1}
+    return {name: where for name, where in sources.items() if len(where) > 1}
+
+
+_CONFLICT_FIX = 'Give an upstream a different "prefix", or leave the tool out with "denyTools".'
+
+
+def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
+    """Print one FAIL line per tool name that two sources publish; returns how many there are."""
+    conflicts = _name_conflicts(published)
     for name, where in conflicts.items():
         print(
             f"  FAIL  names: {name!r} is published by {' and '.join(where)}, so listing the tools would fail. "
-            'Give an upstream a different "prefix", or leave the tool out with "denyTools".'
+            + _CONFLICT_FIX
         )
     return len(conflicts)
+
+
+async def _check_names_at_start(items: list[ToolUnion]) -> None:
+    """Refuse to serve a catalog in which two sources publish one name (upstreams are asked in parallel).
+
+    Upstreams that cannot be reached, or do not answer within `NAME_CHECK_SECONDS`, are left out of the check
+    (with a warning); they are connected again when a client first needs them.
+
+    Raises:
+        NameConflictError: two sources publish the same tool name.
+    """
+    from gateway.client import McpToolset
+    from gateway.errors import NameConflictError
+    from gateway.server import ToolServer
+    from gateway.state import InMemoryStateStore
+
+    upstreams = [item for item in items if isinstance(item, McpToolset)]
+    if not upstreams:
+        return
+    published: list[tuple[str, str]] = []
+    context = ReadonlyContext(user_id="adk-mcp-gateway", session_id="name-check")
+
+    async def names_of(upstream: McpToolset) -> None:
+        source = getattr(upstream, "source_name", None) or upstream.connection_params.describe()
+        published.extend((tool.name, source) for tool in await upstream.get_tools_with_prefix(context))
+
+    async with ToolServer(items, state_store=InMemoryStateStore()):
+        with anyio.move_on_after(NAME_CHECK_SECONDS) as waited:
+            async with anyio.create_task_group() as tg:
+                for upstream in upstreams:
+                    tg.start_soon(names_of, upstream)
+        if waited.cancelled_caught:
+            logger.warning(
+                "Checked tool names without the upstreams that took longer than %g s to answer.", NAME_CHECK_SECONDS
+            )
+    published.extend((name, "local") for name in await _local_tool_names([i for i in items if i not in upstreams]))
+    conflicts = _name_conflicts(published)
+    if conflicts:
+        described = "; ".join(f"{name!r} from {' and '.join(where)}" for name, where in conflicts.items())
+        raise NameConflictError(f"Two tool sources publish the same name: {described}. {_CONFLICT_FIX}")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -268,6 +318,7 @@ def _serve(args: argparse.Namespace) -> int:
     from gateway.state.sqlite_store import default_state_path
 
     items, config_name = _sources(args)
+    anyio.run(_check_names_at_start, items)
     name = args.name or config_name or "adk-mcp-gateway"
     store = SqliteStateStore(args.state or default_state_path())
     tool_server = ToolServer(items, name=name, version=version("adk-mcp-gateway"), state_store=store)

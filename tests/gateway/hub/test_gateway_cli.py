@@ -63,6 +63,43 @@ async def test_check_reports_two_sources_publishing_one_name(tmp_path: Path) -> 
     )
 
 
+async def test_serve_refuses_to_start_when_two_sources_publish_one_name(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        clashing = write_config(tmp_path, {"a": {"url": url, "prefix": ""}}, tools=[f"{LOCAL_TOOLS}:echo"])
+        refused = await cli("serve", str(clashing), "--state", str(tmp_path / "state.db"))
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (
+        "adk-mcp-gateway: error: Two tool sources publish the same name: 'echo' from upstream 'a' and local. "
+        'Give an upstream a different "prefix", or leave the tool out with "denyTools".'
+    )
+
+
+async def test_serve_starts_when_an_upstream_cannot_be_reached_for_the_name_check(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"gone": {"command": str(tmp_path / "no-such-server")}}, tools=[LOCAL_TOOLS])
+    env = {**os.environ, **child_env()}
+    command = [sys.executable, "-m", "gateway.cli", "serve", str(config), "--state", str(tmp_path / "state.db")]
+    async with await anyio.open_process(command, cwd=ROOT, env=env) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        initialize = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        with anyio.fail_after(DEADLINE):
+            await process.stdin.send(json.dumps(initialize).encode() + b"\n")
+            answer = json.loads((await process.stdout.receive()).decode().splitlines()[0])
+        await process.stdin.aclose()
+        with anyio.fail_after(DEADLINE):
+            await process.wait()
+    assert answer["result"]["serverInfo"]["name"] == "test-gateway"
+
+
 async def test_tools_prints_the_merged_catalog_with_each_tools_source(tmp_path: Path) -> None:
     async with upstream_http() as url:
         config = write_config(tmp_path, {"notes": {"url": url, "allowTools": ["echo", "peek"]}}, tools=[LOCAL_TOOLS])
