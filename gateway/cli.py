@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 a runtime failure (an upstream that does not work, a to
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -282,8 +283,6 @@ async def _check_names_at_start(items: list[ToolUnion]) -> None:
     """
     from gateway.client import McpToolset
     from gateway.errors import NameConflictError
-    from gateway.server import ToolServer
-    from gateway.state import InMemoryStateStore
 
     upstreams = [item for item in items if isinstance(item, McpToolset)]
     if not upstreams:
@@ -295,7 +294,9 @@ async def _check_names_at_start(items: list[ToolUnion]) -> None:
         source = getattr(upstream, "source_name", None) or upstream.connection_params.describe()
         published.extend((tool.name, source) for tool in await upstream.get_tools_with_prefix(context))
 
-    async with ToolServer(items, state_store=InMemoryStateStore()):
+    async with contextlib.AsyncExitStack() as stack:
+        for upstream in upstreams:
+            await stack.enter_async_context(upstream)
         with anyio.move_on_after(NAME_CHECK_SECONDS) as waited:
             async with anyio.create_task_group() as tg:
                 for upstream in upstreams:

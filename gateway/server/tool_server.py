@@ -171,9 +171,6 @@ class ToolServer:
         # roots requests), and the owners subscribed to each resource URI.
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
         self._subscribers: defaultdict[str, set[str]] = defaultdict(set)
-        for upstream in self.passthrough.upstreams:
-            if upstream.forward_client_requests and upstream.downstream is None:
-                upstream.downstream = self
         # Resources, prompts and completion are offered only when an upstream can serve them.
         upstream_handlers: dict[str, Any] = (
             {
@@ -268,6 +265,10 @@ class ToolServer:
                 if isinstance(item, BaseToolset):
                     await stack.enter_async_context(item)
             self._exit_stack = stack.pop_all()
+        # While serving, what the upstreams say outside a call comes here (`notify`, `list_roots`).
+        for upstream in self.passthrough.upstreams:
+            if upstream.forward_client_requests:
+                upstream.downstream = self
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -276,6 +277,9 @@ class ToolServer:
     async def aclose(self) -> None:
         """Close the toolsets and the state store."""
         stack, self._exit_stack = self._exit_stack, None
+        for upstream in self.passthrough.upstreams:
+            if upstream.downstream is self:
+                upstream.downstream = None
         if stack is not None:
             # Not inside a shield: the toolsets' task groups were entered outside it and must be exited from
             # the scope they were entered in; each toolset shields its own teardown.
