@@ -25,6 +25,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
+from gateway.server.held_calls import Suspend
 from gateway.tools.context import InputRequired
 
 __all__ = ["McpClientFeatures", "deprecated_in_2026"]
@@ -53,11 +54,19 @@ class McpClientFeatures:
         log_level: types.LoggingLevel | None = None,
     ) -> None:
         self._ctx = ctx
+        self._attached = True
         self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        self._answers: dict[str, Any] = dict(_earlier_answers(params.request_state))
+        earlier = _earlier_state(params.request_state)
+        answers: Any = earlier.get("answers")
+        self._answers: dict[str, Any] = dict(cast("dict[str, Any]", answers)) if isinstance(answers, dict) else {}
         for key, answer in (params.input_responses or {}).items():
             self._answers[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+        held: Any = earlier.get("held")
+        self.held_call: str | None = held if isinstance(held, str) else None
+        """The held call this round continues (see `gateway.server.held_calls`), if any."""
+        self.suspend: Suspend | None = None
+        """Set for a held call: a modern client's answers are awaited in place instead of by running again."""
         self._asked = 0
 
     @property
@@ -65,19 +74,34 @@ class McpClientFeatures:
         """Every answer the client gave so far in this call's rounds."""
         return self._answers
 
-    def request_state(self) -> str:
+    @property
+    def modern(self) -> bool:
+        """Whether the client speaks MCP 2026-07-28 (questions end the round instead of being pushed)."""
+        return self._modern
+
+    def request_state(self, held_call: str | None = None) -> str:
         """The plaintext carried to the next round (sealed by the SDK's `RequestStateBoundary`)."""
-        return json.dumps({"v": _STATE_VERSION, "answers": self._answers}, separators=(",", ":"))
+        state: dict[str, Any] = {"v": _STATE_VERSION, "answers": self._answers}
+        if held_call is not None:
+            state["held"] = held_call
+        return json.dumps(state, separators=(",", ":"))
+
+    def attach(self, ctx: ServerRequestContext[Any, Any] | None) -> None:
+        """Follow a held call into its client's next round (None between rounds: progress and logs are dropped)."""
+        if ctx is not None:
+            self._ctx = ctx
+        self._attached = ctx is not None
 
     # --- ClientFeatures -----------------------------------------------------------------------------------------
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send `notifications/progress` on the call's own stream (a no-op without a progress token)."""
-        await self._ctx.session.report_progress(progress, total, message)
+        if self._attached:
+            await self._ctx.session.report_progress(progress, total, message)
 
     async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
         """Send `notifications/message` on the call's own stream (unless below the level the client set)."""
-        if _LOG_LEVELS.index(level) < self._log_threshold:
+        if _LOG_LEVELS.index(level) < self._log_threshold or not self._attached:
             return
         with deprecated_in_2026():
             sending = self._ctx.session.send_log_message(  # pyright: ignore[reportDeprecated]
@@ -97,7 +121,10 @@ class McpClientFeatures:
         if key in self._answers:
             return types.ElicitResult.model_validate(self._answers[key])
         if self._modern:
-            raise InputRequired(key, types.ElicitRequest(params=params))
+            needed = InputRequired(key, types.ElicitRequest(params=params))
+            if self.suspend is None:
+                raise needed
+            return types.ElicitResult.model_validate(await self.suspend(needed))
         return await self._ctx.session.elicit_form(
             message=message, requested_schema=params.requested_schema, related_request_id=self._ctx.request_id
         )
@@ -119,7 +146,10 @@ class McpClientFeatures:
             params = types.CreateMessageRequestParams(
                 messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
             )
-            raise InputRequired(key, types.CreateMessageRequest(params=params))
+            needed = InputRequired(key, types.CreateMessageRequest(params=params))
+            if self.suspend is None:
+                raise needed
+            return types.CreateMessageResult.model_validate(await self.suspend(needed))
         with deprecated_in_2026():
             asking = self._ctx.session.create_message(  # pyright: ignore[reportDeprecated]
                 messages=messages,
@@ -168,12 +198,11 @@ def deprecated_in_2026() -> Generator[None]:
         yield
 
 
-def _earlier_answers(request_state: str | None) -> dict[str, Any]:
+def _earlier_state(request_state: str | None) -> dict[str, Any]:
     if not request_state:
         return {}
     try:
         state = json.loads(request_state)
     except ValueError as exc:
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid requestState") from exc
-    answers: Any = cast("dict[str, Any]", state).get("answers") if isinstance(state, dict) else None
-    return cast("dict[str, Any]", answers) if isinstance(answers, dict) else {}
+    return cast("dict[str, Any]", state) if isinstance(state, dict) else {}

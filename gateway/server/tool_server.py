@@ -22,17 +22,17 @@ from mcp import MCPError, types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
-from mcp.server.session import ServerSession
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from adapters import response_to_mcp_result
 from adapters.mcp_tool import is_wrapped_output_schema
-from gateway.client import McpToolset
+from gateway.client import McpTool, McpToolset
 from gateway.errors import NameConflictError, ServiceNotConfiguredError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
+from gateway.server.held_calls import HeldCall, HeldCalls, Suspend
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.passthrough import Passthrough
+from gateway.server.relay import MAX_TRACKED_SESSIONS, DownstreamRelay
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.tools import (
     ArtifactService,
@@ -59,8 +59,6 @@ _connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.Cont
 )
 _Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
-MAX_TRACKED_SESSIONS: Final = 10_000
-"""Sessions whose last tool listing is kept for `tools/list_changed` (the SDK's default session cap)."""
 
 
 def _confirmation_schema() -> dict[str, Any]:
@@ -167,10 +165,9 @@ class ToolServer:
             isinstance(item, BaseToolset) and not isinstance(item, McpToolset) for item in self.catalog.items
         )
         self.passthrough = Passthrough([item for item in self.catalog.items if isinstance(item, McpToolset)])
-        # Handshake-era downstream sessions by owner, to reach them outside a request (upstream notifications and
-        # roots requests), and the owners subscribed to each resource URI.
-        self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
-        self._subscribers: defaultdict[str, set[str]] = defaultdict(set)
+        self.relay = DownstreamRelay(self.passthrough)
+        self.held_calls = HeldCalls()
+        self._held_features: dict[str, McpClientFeatures] = {}
         # Resources, prompts and completion are offered only when an upstream can serve them.
         upstream_handlers: dict[str, Any] = (
             {
@@ -244,10 +241,7 @@ class ToolServer:
         """
         principals = self._principals_of.pop(session_key, set[str]())
         for principal in principals:
-            owner = CallIdentity(principal, session_key).session_owner
-            self._sessions.pop(owner, None)
-            for owners in self._subscribers.values():
-                owners.discard(owner)
+            self.relay.forget(CallIdentity(principal, session_key).session_owner)
         with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
             for principal in principals:
                 context = ReadonlyContext(app_name=self.name, user_id=principal, session_id=session_key)
@@ -264,11 +258,16 @@ class ToolServer:
             for item in self.catalog.items:
                 if isinstance(item, BaseToolset):
                     await stack.enter_async_context(item)
+            # Held calls run in the server's own task group, cancelled (first) when the server closes.
+            held_tasks = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(self.held_calls.bind, None)
+            stack.callback(held_tasks.cancel_scope.cancel)
+            self.held_calls.bind(held_tasks)
             self._exit_stack = stack.pop_all()
-        # While serving, what the upstreams say outside a call comes here (`notify`, `list_roots`).
+        # While serving, what the upstreams say outside a call goes to this server's clients.
         for upstream in self.passthrough.upstreams:
             if upstream.forward_client_requests:
-                upstream.downstream = self
+                upstream.downstream = self.relay
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -278,7 +277,7 @@ class ToolServer:
         """Close the toolsets and the state store."""
         stack, self._exit_stack = self._exit_stack, None
         for upstream in self.passthrough.upstreams:
-            if upstream.downstream is self:
+            if upstream.downstream is self.relay:
                 upstream.downstream = None
         if stack is not None:
             # Not inside a shield: the toolsets' task groups were entered outside it and must be exited from
@@ -294,14 +293,8 @@ class ToolServer:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
     def _track(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
-        """Remember a handshake-era session's channel (modern requests have none outside their own stream)."""
-        if not self.passthrough or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        owner = identity.session_owner
-        self._sessions[owner] = ctx.session
-        self._sessions.move_to_end(owner)
-        if len(self._sessions) > MAX_TRACKED_SESSIONS:
-            self._sessions.popitem(last=False)
+        if self.passthrough:
+            self.relay.track(ctx, identity.session_owner)
 
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
         if identity.session_key.startswith(_CONNECTION_BOUND):
@@ -377,90 +370,15 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
         result = await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=True)
-        self._subscribers[str(params.uri)].add(identify(ctx).session_owner)
+        self.relay.subscribed(str(params.uri), identify(ctx).session_owner, subscribed=True)
         return result
 
     async def _on_unsubscribe_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         result = await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=False)
-        owners = self._subscribers.get(str(params.uri))
-        if owners is not None:
-            owners.discard(identify(ctx).session_owner)
-            if not owners:
-                del self._subscribers[str(params.uri)]
+        self.relay.subscribed(str(params.uri), identify(ctx).session_owner, subscribed=False)
         return result
-
-    async def _on_roots_list_changed(
-        self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams | None
-    ) -> None:
-        """A client's roots changed: tell the upstream sessions that serve it."""
-        del params
-        readonly = await self._context(ctx)
-        for upstream in self.passthrough.upstreams:
-            await upstream.roots_changed(readonly)
-
-    # --- what upstreams say outside a call (`gateway.client.forwarding.Downstream`) -----------------------------
-
-    async def notify(
-        self, source: McpToolset, notification: types.ServerNotification, context: ReadonlyContext | None
-    ) -> None:
-        """Relay an upstream's change notification to the handshake-era sessions it concerns.
-
-        An isolated upstream session's notifications go to the downstream session it belongs to, a shared one's
-        to every session; a resource update only to sessions subscribed to that resource (under its gateway URI).
-        """
-        owners = [f"{context.user_id}/{context.session_id}"] if context is not None else list(self._sessions)
-        if isinstance(notification, types.ResourceUpdatedNotification):
-            uri = self.passthrough.downstream_uri(source, str(notification.params.uri))
-            subscribed = self._subscribers.get(uri, set[str]())
-            owners = [owner for owner in owners if owner in subscribed]
-
-            async def send(session: ServerSession) -> None:
-                await session.send_resource_updated(uri)
-        else:
-
-            async def send(session: ServerSession) -> None:
-                await session.send_notification(notification)
-
-        for owner in owners:
-            session = self._sessions.get(owner)
-            if session is None:
-                continue
-            try:
-                await send(session)
-            except Exception as exc:  # noqa: BLE001 - a session that went away misses a notification, nothing more
-                logger.debug("Could not relay %s to session %s: %s", notification.method, owner, exc)
-
-    async def list_roots(self, context: ReadonlyContext | None) -> types.ListRootsResult:
-        """Ask the downstream client of `context` for its roots (for an upstream's `roots/list`).
-
-        Raises:
-            MCPError: there is no such client to ask, or it has no roots.
-        """
-        if context is None:
-            raise MCPError(
-                code=types.INVALID_REQUEST,
-                message="This upstream session is shared by every client of the gateway, so whose roots to give "
-                "is ambiguous outside a tool call (set its session policy to isolated).",
-            )
-        session = self._sessions.get(f"{context.user_id}/{context.session_id}")
-        if session is None:
-            raise MCPError(
-                code=types.INVALID_REQUEST,
-                message="The gateway's client cannot be asked for roots now (its session ended, or it speaks MCP "
-                "2026-07-28, where a server cannot ask outside a tool call).",
-            )
-        if not session.check_client_capability(types.ClientCapabilities(roots=types.RootsCapability())):
-            raise MCPError(code=types.INVALID_REQUEST, message="The gateway's client does not offer roots.")
-        with deprecated_in_2026():
-            asking = session.list_roots()  # pyright: ignore[reportDeprecated]
-        try:
-            return await asking
-        except MCPError:
-            raise
-        except Exception as exc:
-            raise MCPError(code=types.INVALID_REQUEST, message=f"The gateway's client cannot answer: {exc}") from exc
 
     async def _on_list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -478,6 +396,15 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         return await self.passthrough.complete(await self._context(ctx), params)
+
+    async def _on_roots_list_changed(
+        self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams | None
+    ) -> None:
+        """A client's roots changed: tell the upstream sessions that serve it."""
+        del params
+        readonly = await self._context(ctx)
+        for upstream in self.passthrough.upstreams:
+            await upstream.roots_changed(readonly)
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 
@@ -513,6 +440,10 @@ class ToolServer:
                 return _error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
 
         features = McpClientFeatures(ctx, params, log_level=self._log_levels.get(identity.session_owner))
+        if features.held_call is not None:
+            return await self._resume_held(ctx, features, identity)
+        if features.modern and isinstance(entry.tool, McpTool):
+            return await self._start_held(ctx, entry, arguments, identity, loaded, features)
         try:
             result = await self._run(ctx, entry, arguments, identity, loaded, features)
         except InputRequired as needed:
@@ -521,6 +452,52 @@ class ToolServer:
             )
         await self._announce_changes(ctx, identity)
         return result
+
+    # --- held calls: an upstream call that asks a modern client something, kept running across its rounds -------
+
+    async def _start_held(  # noqa: PLR0917 - private, called once
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        entry: CatalogEntry,
+        arguments: dict[str, Any],
+        identity: CallIdentity,
+        loaded: dict[str, Any],
+        features: McpClientFeatures,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        async def run(suspend: Suspend) -> types.CallToolResult:
+            features.suspend = suspend
+            return await self._run(ctx, entry, arguments, identity, loaded, features)
+
+        def on_error(exc: BaseException) -> types.CallToolResult:
+            logger.error("Held call of %s failed: %s", entry.tool.name, exc)
+            return _error_result(f"{type(exc).__name__}: {exc}")
+
+        held = self.held_calls.start(identity.session_owner, run, on_error)
+        self._held_features[held.call_id] = features
+        return await self._held_round(held)
+
+    async def _resume_held(
+        self, ctx: ServerRequestContext[Any, Any], round_features: McpClientFeatures, identity: CallIdentity
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        assert round_features.held_call is not None
+        held = self.held_calls.find(round_features.held_call, identity.session_owner)
+        features = self._held_features[held.call_id]
+        features.attach(ctx)
+        held.answer(round_features.answers)
+        return await self._held_round(held)
+
+    async def _held_round(self, held: HeldCall) -> types.CallToolResult | types.InputRequiredResult:
+        features = self._held_features[held.call_id]
+        try:
+            outcome = await self.held_calls.outcome(held)
+        finally:
+            features.attach(None)
+        if isinstance(outcome, InputRequired):
+            return types.InputRequiredResult(
+                input_requests={outcome.key: outcome.request}, request_state=features.request_state(held.call_id)
+            )
+        del self._held_features[held.call_id]
+        return outcome
 
     async def _run(  # noqa: PLR0917 - private, called once
         self,

@@ -6,7 +6,8 @@ Standard library only, so that every message on the wire is the one written here
 * `touch` sends `notifications/resources/updated` for `note://a` (when subscribed) and
   `notifications/resources/list_changed`;
 * `roots` asks the client `roots/list` in the middle of the call and answers with the root URIs;
-* `roots_changes` counts the `notifications/roots/list_changed` received so far.
+* `roots_changes` counts the `notifications/roots/list_changed` received so far;
+* `ask_name` and `ask_model` push `elicitation/create` (twice) and `sampling/createMessage` mid-call.
 
 It answers `server/discover` with "method not found", so a modern-era client falls back to `initialize`.
 """
@@ -28,6 +29,8 @@ tools: list[dict[str, Any]] = [
         ("touch", "Announce that note://a changed."),
         ("roots", "Ask the client for its roots."),
         ("roots_changes", "How many roots changes the client announced."),
+        ("ask_name", "Ask the user two names (push elicitation)."),
+        ("ask_model", "Ask the client's model to say hi (push sampling)."),
     )
 ]
 subscribed: set[str] = set()
@@ -45,17 +48,51 @@ def text(value: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": value}], "isError": False}
 
 
-def ask_roots() -> str:
-    """Send `roots/list` and read messages until its answer arrives (other messages are handled meanwhile)."""
-    send({"id": "roots-1", "method": "roots/list"})
+asked = 0
+
+
+def ask(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Send a request to the client and read messages until its answer arrives (handling others meanwhile)."""
+    global asked  # noqa: PLW0603 - a one-file server's state
+    asked += 1
+    request_id = f"ask-{asked}"
+    send({"id": request_id, "method": method, **({"params": params} if params else {})})
     for line in sys.stdin:
         message = json.loads(line)
-        if message.get("id") == "roots-1" and "method" not in message:
-            if "error" in message:
-                return f"error: {message['error']['message']}"
-            return " ".join(root["uri"] for root in message["result"]["roots"])
+        if message.get("id") == request_id and "method" not in message:
+            return message
         handle(message)
-    return "error: stdin closed"
+    return {"error": {"message": "stdin closed"}}
+
+
+def ask_roots() -> str:
+    """The client's root URIs, space-separated."""
+    answer = ask("roots/list")
+    if "error" in answer:
+        return f"error: {answer['error']['message']}"
+    return " ".join(root["uri"] for root in answer["result"]["roots"])
+
+
+def ask_name() -> str:
+    """Two push elicitations in one call (so a client answers across rounds): `action:name` of each."""
+    form = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    outcomes: list[str] = []
+    for question in ("What is your name?", "And your friend's?"):
+        answer = ask("elicitation/create", {"mode": "form", "message": question, "requestedSchema": form})
+        if "error" in answer:
+            return f"error: {answer['error']['message']}"
+        result = answer["result"]
+        outcomes.append(f"{result['action']}:{(result.get('content') or {}).get('name', '')}")
+    return " ".join(outcomes)
+
+
+def ask_model() -> str:
+    """A push sampling request; the model's text."""
+    message = {"role": "user", "content": {"type": "text", "text": "Say hi"}}
+    answer = ask("sampling/createMessage", {"messages": [message], "maxTokens": 20})
+    if "error" in answer:
+        return f"error: {answer['error']['message']}"
+    return answer["result"]["content"]["text"]
 
 
 def call(name: str) -> dict[str, Any]:
@@ -73,6 +110,10 @@ def call(name: str) -> dict[str, Any]:
         return text(ask_roots())
     if name == "roots_changes":
         return text(str(roots_changes))
+    if name == "ask_name":
+        return text(ask_name())
+    if name == "ask_model":
+        return text(ask_model())
     return {"content": [{"type": "text", "text": f"no tool {name}"}], "isError": True}
 
 

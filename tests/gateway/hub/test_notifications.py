@@ -65,11 +65,11 @@ async def test_an_upstream_tool_list_change_reaches_the_client_and_the_new_tool_
             connect(target, "legacy", message_handler=heard) as client,
         ):
             before = await tool_names(client)
-            assert "n_extra_4" not in before
+            assert "n_extra_6" not in before
             await client.call_tool("n_grow", {})
             await heard.wait_for(lambda n: isinstance(n, types.ToolListChangedNotification))
             after = await tool_names(client)
-    assert sorted(after) == sorted([*before, "n_extra_4"])
+    assert sorted(after) == sorted([*before, "n_extra_6"])
 
 
 async def test_a_resource_update_reaches_the_subscribed_client_only(tmp_path: Path) -> None:
@@ -104,7 +104,7 @@ async def test_an_isolated_upstream_session_notifies_only_its_own_client(tmp_pat
             await client.call_tool("n_grow", {})
             await caller.wait_for(lambda n: isinstance(n, types.ToolListChangedNotification))
             # The other client has its own upstream session, whose tool list did not change.
-            assert "n_extra_4" not in await tool_names(other)
+            assert "n_extra_6" not in await tool_names(other)
     assert "notifications/tools/list_changed" not in other_heard.methods()
 
 

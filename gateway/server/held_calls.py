@@ -1,0 +1,156 @@
+"""Held calls: an upstream tool call kept running across the rounds of a modern (2026-07-28) client's `tools/call`.
+
+A modern client cannot be asked anything in the middle of a call: the server ends the call with an
+`InputRequiredResult`, and the client answers by calling again. A local tool simply runs again from the start with
+the answers; an upstream tool must not (`tools/call` is never sent twice), and an upstream that asked with a push
+`elicitation/create` or `sampling/createMessage` is still waiting for its answer. So the call is *held*: it runs
+in a task of the server, each question it asks ends the current round with an `InputRequiredResult` that names
+the held call in its (sealed) `requestState`, and the client's next round delivers the answer to the waiting
+question and waits for the next question or the result.
+
+A held call belongs to the session that started it; another session cannot resume it. One whose client does not
+come back within `ttl` seconds is cancelled (the upstream's question is declined).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import anyio
+import anyio.abc
+from mcp import MCPError, types
+
+from gateway.errors import ServiceNotConfiguredError
+from gateway.tools.context import InputRequired
+
+__all__ = ["HELD_CALL_TTL", "HeldCall", "HeldCalls", "Suspend"]
+
+logger = logging.getLogger(__name__)
+
+HELD_CALL_TTL: Final = 600.0
+"""Seconds a held call waits for its client's next round before it is cancelled."""
+
+Suspend = Callable[[InputRequired], Awaitable[Any]]
+"""Ask the client a question and wait for the answer (as the JSON object the client sent)."""
+Run = Callable[[Suspend], Awaitable[types.CallToolResult]]
+_CANCELLED: Final = types.CallToolResult(content=[types.TextContent(text="The call was cancelled.")], is_error=True)
+
+
+class HeldCall:
+    """One call in progress: the question it waits on, or its result."""
+
+    def __init__(self, call_id: str, owner: str, ttl: float) -> None:
+        self.call_id = call_id
+        self.owner = owner
+        self.ttl = ttl
+        self.question: InputRequired | None = None
+        self.result: types.CallToolResult | None = None
+        self.cancel_scope = anyio.CancelScope()
+        self._answer: Any = None
+        self._answered = anyio.Event()
+        self._update = anyio.Event()
+
+    async def suspend(self, needed: InputRequired) -> Any:
+        """Called by the running tool: publish the question, wait for its answer (at most `ttl` seconds)."""
+        self.question, self._answered = needed, anyio.Event()
+        self._update.set()
+        with anyio.move_on_after(self.ttl):
+            await self._answered.wait()
+            return self._answer
+        raise ServiceNotConfiguredError(f"The client did not answer within {self.ttl:g} s; the call was abandoned.")
+
+    def finish(self, result: types.CallToolResult) -> None:
+        """Called when the tool ended: publish its result."""
+        self.result = result
+        self._update.set()
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        """Deliver the client's answer to the waiting question.
+
+        Raises:
+            MCPError: the round does not answer the question the call waits on.
+        """
+        question = self.question
+        if question is None or question.key not in responses:
+            expected = question.key if question is not None else "(none)"
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"This round must answer the input request {expected!r} of the held call.",
+            )
+        self.question, self._answer = None, responses[question.key]
+        self._answered.set()
+
+    async def next_outcome(self) -> types.CallToolResult | InputRequired:
+        """Wait for the call's next question, or its result."""
+        await self._update.wait()
+        self._update = anyio.Event()
+        if self.result is not None:
+            return self.result
+        assert self.question is not None
+        return self.question
+
+
+class HeldCalls:
+    """The held calls of one server, run in its task group."""
+
+    def __init__(self, ttl: float = HELD_CALL_TTL) -> None:
+        self.ttl = ttl
+        self._calls: dict[str, HeldCall] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+
+    def bind(self, task_group: anyio.abc.TaskGroup | None) -> None:
+        """Run held calls in `task_group` (the server's, for as long as it serves); None stops accepting them."""
+        self._task_group = task_group
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    def start(self, owner: str, run: Run, on_error: Callable[[BaseException], types.CallToolResult]) -> HeldCall:
+        """Start `run` as a held call of session `owner`.
+
+        Raises:
+            ServiceNotConfiguredError: the server is not serving (no task group to hold the call in).
+        """
+        if self._task_group is None:
+            raise ServiceNotConfiguredError("Held calls need a running server (use the ToolServer as a context).")
+        held = HeldCall(uuid.uuid4().hex, owner, self.ttl)
+        self._calls[held.call_id] = held
+
+        async def hold() -> None:
+            result = _CANCELLED
+            try:
+                with held.cancel_scope:
+                    result = await run(held.suspend)
+            except Exception as exc:  # noqa: BLE001 - becomes the call's error result
+                result = on_error(exc)
+            finally:
+                self._calls.pop(held.call_id, None)
+                held.finish(result)
+
+        self._task_group.start_soon(hold, name=f"held call {held.call_id}")
+        return held
+
+    def find(self, call_id: str, owner: str) -> HeldCall:
+        """The held call `call_id` of session `owner`.
+
+        Raises:
+            MCPError: no such call in this session (it ended, expired, or belongs to another session).
+        """
+        held = self._calls.get(call_id)
+        if held is None or held.owner != owner:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message="The held call this round answers is gone (it ended or expired); call the tool again.",
+            )
+        return held
+
+    async def outcome(self, held: HeldCall) -> types.CallToolResult | InputRequired:
+        """The next question or the result; a round cancelled by its client cancels the call."""
+        try:
+            return await held.next_outcome()
+        except anyio.get_cancelled_exc_class():
+            held.cancel_scope.cancel()
+            raise

@@ -1,0 +1,134 @@
+"""An upstream that asks mid-call, and a modern (2026-07-28) client that can only answer between rounds.
+
+The upstream's push `elicitation/create` / `sampling/createMessage` (or a modern upstream's own
+`InputRequiredResult`) reaches the modern client as an `InputRequiredResult`; the client's next round carries the
+answer back to the upstream, whose call was held open meanwhile and is never sent twice.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hub_harness import (
+    DEADLINE,
+    HERE,
+    Downstream,
+    connect,
+    gateway_server,
+    serving_http,
+    text_of,
+    upstream_http,
+    write_config,
+)
+from mcp import MCPError, types
+
+pytestmark = pytest.mark.anyio
+
+NOTIFYING = {"command": sys.executable, "args": ["-I", str(HERE / "hub_notifying_server.py")]}
+NAME_ANSWER = types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def test_a_push_elicitation_reaches_a_modern_client_in_rounds_and_the_upstream_call_runs_once(
+    tmp_path: Path,
+) -> None:
+    downstream = Downstream(name="Ada")
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_http(gateway_server(config)) as base_url,
+            connect(base_url, "auto", **downstream.callbacks()) as client,
+        ):
+            assert client.protocol_version == "2026-07-28"
+            result = await client.call_tool("n_ask_name", {})
+    # One upstream call saw both answers: the gateway held it open across the client's rounds.
+    assert text_of(result) == "accept:Ada accept:Ada"
+    assert downstream.elicitations == ["What is your name?", "And your friend's?"]
+
+
+async def test_a_push_sampling_request_reaches_a_modern_client(tmp_path: Path) -> None:
+    downstream = Downstream(summary="hi there")
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_http(gateway_server(config)) as base_url,
+            connect(base_url, "auto", **downstream.callbacks()) as client,
+        ):
+            result = await client.call_tool("n_ask_model", {})
+    assert (result.is_error, text_of(result)) == (False, "hi there")
+    [asked] = downstream.samplings
+    assert asked.max_tokens == 20
+
+
+async def test_a_modern_upstreams_question_reaches_a_modern_client(tmp_path: Path) -> None:
+    downstream = Downstream(name="Grace")
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        with anyio.fail_after(DEADLINE):
+            async with (
+                serving_http(gateway_server(config)) as base_url,
+                connect(base_url, "auto", **downstream.callbacks()) as client,
+            ):
+                named = await client.call_tool("up_ask_name", {})
+    assert named.structured_content == {"action": "accept", "name": "Grace"}
+    assert downstream.elicitations == ["What is your name?"]
+
+
+async def first_round(client: Any) -> types.InputRequiredResult:
+    """Call `n_ask_name` and stop at its first `InputRequiredResult` (without answering; the client must declare
+    elicitation, or the gateway refuses to ask it)."""
+    outcome = await client.session.call_tool("n_ask_name", {}, allow_input_required=True)
+    assert isinstance(outcome, types.InputRequiredResult)
+    return outcome
+
+
+async def test_another_session_cannot_resume_a_held_call(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    tool_server = gateway_server(config)
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_http(tool_server) as base_url,
+            connect(base_url, "auto", **Downstream().callbacks()) as owner,
+            connect(base_url, "auto", **Downstream().callbacks()) as other,
+        ):
+            asked = await first_round(owner)
+            [key] = asked.input_requests or {}
+            meta: Any = {"adk-mcp-gateway/session": "someone-else"}
+            with pytest.raises(MCPError, match="held call this round answers is gone"):
+                await other.session.call_tool(
+                    "n_ask_name",
+                    {},
+                    input_responses={key: NAME_ANSWER},
+                    request_state=asked.request_state,
+                    meta=meta,
+                    allow_input_required=True,
+                )
+            assert len(tool_server.held_calls) == 1
+
+
+async def test_a_held_call_whose_client_never_returns_is_abandoned(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    tool_server = gateway_server(config)
+    tool_server.held_calls.ttl = 0.2
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_http(tool_server) as base_url,
+            connect(base_url, "auto", **Downstream().callbacks()) as client,
+        ):
+            asked = await first_round(client)
+            while len(tool_server.held_calls):  # noqa: ASYNC110 - the expiry has no event to wait on
+                await anyio.sleep(0.05)
+            [key] = asked.input_requests or {}
+            with pytest.raises(MCPError, match="held call this round answers is gone"):
+                await client.session.call_tool(
+                    "n_ask_name",
+                    {},
+                    input_responses={key: NAME_ANSWER},
+                    request_state=asked.request_state,
+                    allow_input_required=True,
+                )
+            # The upstream session that carried the abandoned call still works.
+            assert text_of(await client.call_tool("n_roots_changes", {})) == "0"
