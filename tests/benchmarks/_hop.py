@@ -187,6 +187,13 @@ def _hop_rows(
     rows.append(Row(section, versus, "speed-up (seq p50)", speedup, "×", **goal("≥ 5×", speedup >= 5)))
     throughput = median(samples[gateway.label].concurrent_rate) / median(samples[default.label].concurrent_rate)
     rows.append(Row(section, versus, f"speed-up ({SESSIONS}-session calls/s)", throughput, "×"))
+    versus_reused = "gateway → HTTP vs FastMCP reused session"
+    reused_speedup = median(samples[reused.label].p50) / median(samples[gateway.label].p50)
+    rows.append(
+        Row(section, versus_reused, "speed-up (seq p50)", reused_speedup, "×", **goal("> 1×", reused_speedup > 1))
+    )
+    reused_rate = median(samples[gateway.label].concurrent_rate) / median(samples[reused.label].concurrent_rate)
+    rows.append(Row(section, versus_reused, f"speed-up ({SESSIONS}-session calls/s)", reused_rate, "×"))
     return rows
 
 
