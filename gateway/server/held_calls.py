@@ -17,14 +17,18 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import anyio.abc
 from mcp import MCPError, types
+from mcp.server.context import ServerRequestContext
 
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools.context import InputRequired
+
+if TYPE_CHECKING:
+    from gateway.server.client_features import McpClientFeatures
 
 __all__ = ["HELD_CALL_TTL", "HeldCall", "HeldCalls", "Suspend"]
 
@@ -35,17 +39,19 @@ HELD_CALL_TTL: Final = 600.0
 
 Suspend = Callable[[InputRequired], Awaitable[Any]]
 """Ask the client a question and wait for the answer (as the JSON object the client sent)."""
-Run = Callable[[Suspend], Awaitable[types.CallToolResult]]
+Run = Callable[[], Awaitable[types.CallToolResult]]
 _CANCELLED: Final = types.CallToolResult(content=[types.TextContent(text="The call was cancelled.")], is_error=True)
 
 
 class HeldCall:
     """One call in progress: the question it waits on, or its result."""
 
-    def __init__(self, call_id: str, owner: str, ttl: float) -> None:
+    def __init__(self, call_id: str, owner: str, ttl: float, features: McpClientFeatures) -> None:
         self.call_id = call_id
         self.owner = owner
         self.ttl = ttl
+        self.features = features
+        """The client's features as the call's `ToolContext` holds them; they follow the client from round to round."""
         self.question: InputRequired | None = None
         self.result: types.CallToolResult | None = None
         self.cancel_scope = anyio.CancelScope()
@@ -108,22 +114,29 @@ class HeldCalls:
     def __len__(self) -> int:
         return len(self._calls)
 
-    def start(self, owner: str, run: Run, on_error: Callable[[BaseException], types.CallToolResult]) -> HeldCall:
-        """Start `run` as a held call of session `owner`.
+    async def start(
+        self,
+        owner: str,
+        features: McpClientFeatures,
+        run: Run,
+        on_error: Callable[[BaseException], types.CallToolResult],
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """Start `run` as a held call of session `owner` whose questions `features` ask; its first round's outcome.
 
         Raises:
             ServiceNotConfiguredError: the server is not serving (no task group to hold the call in).
         """
         if self._task_group is None:
             raise ServiceNotConfiguredError("Held calls need a running server (use the ToolServer as a context).")
-        held = HeldCall(uuid.uuid4().hex, owner, self.ttl)
+        held = HeldCall(uuid.uuid4().hex, owner, self.ttl, features)
+        features.suspend = held.suspend
         self._calls[held.call_id] = held
 
         async def hold() -> None:
             result = _CANCELLED
             try:
                 with held.cancel_scope:
-                    result = await run(held.suspend)
+                    result = await run()
             except Exception as exc:  # noqa: BLE001 - becomes the call's error result
                 result = on_error(exc)
             finally:
@@ -131,26 +144,42 @@ class HeldCalls:
                 held.finish(result)
 
         self._task_group.start_soon(hold, name=f"held call {held.call_id}")
-        return held
+        return await self._round(held)
 
-    def find(self, call_id: str, owner: str) -> HeldCall:
-        """The held call `call_id` of session `owner`.
+    async def resume(
+        self, ctx: ServerRequestContext[Any, Any], round_features: McpClientFeatures, owner: str
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A client's next round of the held call its `requestState` names: deliver the answer, wait for more.
 
         Raises:
-            MCPError: no such call in this session (it ended, expired, or belongs to another session).
+            MCPError: no such call in this session (it ended, expired, or belongs to another session), or the
+                round does not answer the question the call waits on.
         """
-        held = self._calls.get(call_id)
+        held = self._calls.get(round_features.held_call or "")
         if held is None or held.owner != owner:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message="The held call this round answers is gone (it ended or expired); call the tool again.",
             )
-        return held
+        held.features.attach(ctx)
+        held.answer(round_features.answers)
+        return await self._round(held)
 
-    async def outcome(self, held: HeldCall) -> types.CallToolResult | InputRequired:
-        """The next question or the result; a round cancelled by its client cancels the call."""
+    @staticmethod
+    async def _round(held: HeldCall) -> types.CallToolResult | types.InputRequiredResult:
+        """The round's outcome: the call's next question as an `InputRequiredResult`, or its result.
+
+        A round cancelled by its client cancels the call.
+        """
         try:
-            return await held.next_outcome()
+            outcome = await held.next_outcome()
         except anyio.get_cancelled_exc_class():
             held.cancel_scope.cancel()
             raise
+        finally:
+            held.features.attach(None)
+        if isinstance(outcome, InputRequired):
+            return types.InputRequiredResult(
+                input_requests={outcome.key: outcome.request}, request_state=held.features.request_state(held.call_id)
+            )
+        return outcome

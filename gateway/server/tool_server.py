@@ -13,44 +13,39 @@ import functools
 import logging
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
-from typing import Any, Final, Self, TypeVar, cast
+from typing import Any, Final, Self, TypeVar
 
 import anyio
-import jsonschema
-import pydantic
 from mcp import MCPError, types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from adapters import response_to_mcp_result
-from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.client import McpTool, McpToolset
-from gateway.errors import NameConflictError, ServiceNotConfiguredError
+from gateway.errors import NameConflictError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
-from gateway.server.held_calls import HeldCall, HeldCalls, Suspend
+from gateway.server.held_calls import HeldCalls
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.passthrough import Passthrough
 from gateway.server.relay import MAX_TRACKED_SESSIONS, DownstreamRelay
+from gateway.server.tool_call import CONFIRM_FIELD, ToolCall, error_result, schema_errors
+from gateway.server.upstream_handlers import UpstreamHandlers
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.tools import (
     ArtifactService,
     BaseToolset,
     InMemoryArtifactService,
     ReadonlyContext,
-    State,
-    ToolConfirmation,
 )
-from gateway.tools.context import InputRequired, ToolContext
-from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED, FunctionTool
+from gateway.tools.context import InputRequired
+from gateway.tools.function_tool import FunctionTool
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["CONFIRM_FIELD", "ToolServer"]
 
 logger = logging.getLogger(__name__)
 
-CONFIRM_FIELD: Final = "confirm"
 _CONNECTION_BOUND: Final = ("http:", "connection:")
 """Session keys that end with their connection; `meta:` and `principal:` keys outlive any one connection."""
 _RELEASE_DEADLINE: Final = 10.0
@@ -59,67 +54,6 @@ _connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.Cont
 )
 _Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
-
-
-def _confirmation_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            CONFIRM_FIELD: {
-                "type": "boolean",
-                "title": "Allow this tool call",
-                "description": "Tick to run the tool, leave unticked to refuse.",
-                "default": False,
-            }
-        },
-        "required": [CONFIRM_FIELD],
-    }
-
-
-def _confirmation_message(name: str, args: dict[str, Any], confirmation: ToolConfirmation) -> str:
-    shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
-    message = f"Allow the tool call {name}({shown})?"
-    # ADK's default hint addresses a model ("respond with a FunctionResponse"); a person sees only custom hints.
-    if confirmation.hint and "FunctionResponse" not in confirmation.hint:
-        message += f"\n\n{confirmation.hint}"
-    return message
-
-
-def _error_result(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
-
-
-def _schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    validator: Any = jsonschema.Draft202012Validator(schema)
-    return [
-        f"'{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}': {error.message}"
-        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
-    ]
-
-
-class _ProgressReporter:
-    """Turns a long-running tool's yields into monotonic MCP progress."""
-
-    def __init__(self, features: McpClientFeatures) -> None:
-        self._features = features
-        self._last = 0.0
-
-    async def __call__(self, update: object, /) -> None:
-        total: float | None = None
-        progress = self._last + 1.0
-        message: str | None
-        fields = cast("dict[str, Any]", update) if isinstance(update, dict) else {}
-        reported = fields.get("progress")
-        if isinstance(reported, int | float):
-            # Progress must never go backwards, whatever the tool reports.
-            progress = max(float(reported), self._last)
-            total_value = fields.get("total")
-            total = float(total_value) if isinstance(total_value, int | float) else None
-            message = str(fields["message"]) if "message" in fields else None
-        else:
-            message = update if isinstance(update, str) else pydantic.TypeAdapter(Any).dump_json(update).decode()
-        self._last = progress
-        await self._features.report_progress(progress, total, message)
 
 
 class ToolServer:
@@ -167,23 +101,9 @@ class ToolServer:
         self.passthrough = Passthrough([item for item in self.catalog.items if isinstance(item, McpToolset)])
         self.relay = DownstreamRelay(self.passthrough)
         self.held_calls = HeldCalls()
-        self._held_features: dict[str, McpClientFeatures] = {}
-        # Resources, prompts and completion are offered only when an upstream can serve them.
-        upstream_handlers: dict[str, Any] = (
-            {
-                "on_list_resources": self._on_list_resources,
-                "on_list_resource_templates": self._on_list_resource_templates,
-                "on_read_resource": self._on_read_resource,
-                "on_subscribe_resource": self._on_subscribe_resource,
-                "on_unsubscribe_resource": self._on_unsubscribe_resource,
-                "on_list_prompts": self._on_list_prompts,
-                "on_get_prompt": self._on_get_prompt,
-                "on_completion": self._on_completion,
-                "on_roots_list_changed": self._on_roots_list_changed,
-            }
-            if self.passthrough
-            else {}
-        )
+        # Resources, prompts, completion and roots are offered only when an upstream can serve them.
+        handlers = UpstreamHandlers(self.passthrough, self.relay, self._context, self._page)
+        upstream_handlers = handlers.as_server_handlers() if self.passthrough else {}
         with deprecated_in_2026():
             # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
             self.server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
@@ -340,71 +260,12 @@ class ToolServer:
         end = start + self.page_size
         return items[start:end], (str(end) if end < len(items) else None)
 
-    # --- resources, prompts, completion (upstream passthrough) -------------------------------------------------
+    # --- resources, prompts, completion, roots (upstream passthrough: `upstream_handlers`) ------------------
 
     async def _context(self, ctx: ServerRequestContext[Any, Any]) -> ReadonlyContext:
         identity = identify(ctx)
         self._track(ctx, identity)
         return (await self._readonly_context(identity))[0]
-
-    async def _on_list_resources(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
-        merged = await self.passthrough.list_resources(await self._context(ctx))
-        page, next_cursor = self._page(merged, params, "resources/list")
-        return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
-
-    async def _on_list_resource_templates(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
-        merged = await self.passthrough.list_resource_templates(await self._context(ctx))
-        page, next_cursor = self._page(merged, params, "resources/templates/list")
-        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
-
-    async def _on_read_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        return await self.passthrough.read_resource(await self._context(ctx), str(params.uri))
-
-    async def _on_subscribe_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
-    ) -> types.EmptyResult:
-        result = await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=True)
-        self.relay.subscribed(str(params.uri), identify(ctx).session_owner, subscribed=True)
-        return result
-
-    async def _on_unsubscribe_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
-    ) -> types.EmptyResult:
-        result = await self.passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=False)
-        self.relay.subscribed(str(params.uri), identify(ctx).session_owner, subscribed=False)
-        return result
-
-    async def _on_list_prompts(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListPromptsResult:
-        merged = await self.passthrough.list_prompts(await self._context(ctx))
-        page, next_cursor = self._page(merged, params, "prompts/list")
-        return types.ListPromptsResult(prompts=page, next_cursor=next_cursor)
-
-    async def _on_get_prompt(
-        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        return await self.passthrough.get_prompt(await self._context(ctx), params.name, params.arguments)
-
-    async def _on_completion(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
-    ) -> types.CompleteResult:
-        return await self.passthrough.complete(await self._context(ctx), params)
-
-    async def _on_roots_list_changed(
-        self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams | None
-    ) -> None:
-        """A client's roots changed: tell the upstream sessions that serve it."""
-        del params
-        readonly = await self._context(ctx)
-        for upstream in self.passthrough.upstreams:
-            await upstream.roots_changed(readonly)
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 
@@ -435,15 +296,25 @@ class ToolServer:
         arguments = dict(params.arguments or {})
         if not isinstance(entry.tool, FunctionTool):
             # FunctionTools validate with pydantic (and convert); other tools get their declared JSON Schema checked.
-            errors = _schema_errors(entry.mcp_tool.input_schema, arguments)
+            errors = schema_errors(entry.mcp_tool.input_schema, arguments)
             if errors:
-                return _error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
+                return error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
 
         features = McpClientFeatures(ctx, params, log_level=self._log_levels.get(identity.session_owner))
         if features.held_call is not None:
-            return await self._resume_held(ctx, features, identity)
+            return await self.held_calls.resume(ctx, features, identity.session_owner)
         if features.modern and isinstance(entry.tool, McpTool):
-            return await self._start_held(ctx, entry, arguments, identity, loaded, features)
+            # An upstream call must not run again to get an answer: it is held open across the client's rounds.
+            def on_error(exc: BaseException) -> types.CallToolResult:
+                logger.error("Held call of %s failed: %s", params.name, exc)
+                return error_result(f"{type(exc).__name__}: {exc}")
+
+            return await self.held_calls.start(
+                identity.session_owner,
+                features,
+                lambda: self._run(ctx, entry, arguments, identity, loaded, features),
+                on_error,
+            )
         try:
             result = await self._run(ctx, entry, arguments, identity, loaded, features)
         except InputRequired as needed:
@@ -455,50 +326,6 @@ class ToolServer:
 
     # --- held calls: an upstream call that asks a modern client something, kept running across its rounds -------
 
-    async def _start_held(  # noqa: PLR0917 - private, called once
-        self,
-        ctx: ServerRequestContext[Any, Any],
-        entry: CatalogEntry,
-        arguments: dict[str, Any],
-        identity: CallIdentity,
-        loaded: dict[str, Any],
-        features: McpClientFeatures,
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        async def run(suspend: Suspend) -> types.CallToolResult:
-            features.suspend = suspend
-            return await self._run(ctx, entry, arguments, identity, loaded, features)
-
-        def on_error(exc: BaseException) -> types.CallToolResult:
-            logger.error("Held call of %s failed: %s", entry.tool.name, exc)
-            return _error_result(f"{type(exc).__name__}: {exc}")
-
-        held = self.held_calls.start(identity.session_owner, run, on_error)
-        self._held_features[held.call_id] = features
-        return await self._held_round(held)
-
-    async def _resume_held(
-        self, ctx: ServerRequestContext[Any, Any], round_features: McpClientFeatures, identity: CallIdentity
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        assert round_features.held_call is not None
-        held = self.held_calls.find(round_features.held_call, identity.session_owner)
-        features = self._held_features[held.call_id]
-        features.attach(ctx)
-        held.answer(round_features.answers)
-        return await self._held_round(held)
-
-    async def _held_round(self, held: HeldCall) -> types.CallToolResult | types.InputRequiredResult:
-        features = self._held_features[held.call_id]
-        try:
-            outcome = await self.held_calls.outcome(held)
-        finally:
-            features.attach(None)
-        if isinstance(outcome, InputRequired):
-            return types.InputRequiredResult(
-                input_requests={outcome.key: outcome.request}, request_state=features.request_state(held.call_id)
-            )
-        del self._held_features[held.call_id]
-        return outcome
-
     async def _run(  # noqa: PLR0917 - private, called once
         self,
         ctx: ServerRequestContext[Any, Any],
@@ -508,48 +335,13 @@ class ToolServer:
         loaded: dict[str, Any],
         features: McpClientFeatures,
     ) -> types.CallToolResult:
-        tool = entry.tool
-        call_id = f"mcp-{ctx.request_id}"
-
-        def new_context(confirmation: ToolConfirmation | None) -> ToolContext:
-            return ToolContext(
-                state=State(dict(loaded)),
-                function_call_id=call_id,
-                tool_confirmation=confirmation,
-                artifact_service=self.artifact_service,
-                client=features,
-                progress_sink=_ProgressReporter(features),
-                app_name=self.name,
-                user_id=identity.principal,
-                session_id=identity.session_key,
-            )
-
-        context = new_context(None)
-        try:
-            response = await tool.run_async(args=arguments, tool_context=context)
-            requested = context.actions.requested_tool_confirmations.get(call_id)
-            if requested is not None:
-                try:
-                    answer = await features.elicit(
-                        _confirmation_message(tool.name, arguments, requested), _confirmation_schema()
-                    )
-                except ServiceNotConfiguredError as exc:
-                    return _error_result(f"{CONFIRMATION_REQUIRED} {exc} The tool was not run.")
-                if answer.action != "accept" or not (answer.content or {}).get(CONFIRM_FIELD):
-                    return _error_result(CONFIRMATION_REJECTED)
-                context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload))
-                response = await tool.run_async(args=arguments, tool_context=context)
-        except InputRequired:
-            raise
-        except ServiceNotConfiguredError as exc:
-            return _error_result(str(exc))
-        except Exception as exc:
-            logger.exception("Tool %s raised", tool.name)
-            return _error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-
-        if not (isinstance(response, dict) and "error" in response):
-            await self.state_store.apply(self._scope(identity), context.state.persistent_delta())
-        return _to_result(response, entry.mcp_tool.output_schema)
+        call = ToolCall(ctx, entry, arguments, identity, loaded, features)
+        return await call.run(
+            app_name=self.name,
+            artifact_service=self.artifact_service,
+            state_store=self.state_store,
+            scope=self._scope(identity),
+        )
 
     async def _on_set_logging_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
@@ -578,12 +370,3 @@ class ToolServer:
         if now != listed:
             self._remember_listing(identity.session_owner, now)
             await ctx.session.send_tool_list_changed()
-
-
-def _to_result(response: Any, output_schema: dict[str, Any] | None) -> types.CallToolResult:
-    fields = cast("dict[str, Any]", response) if isinstance(response, dict) else None
-    is_error = fields is not None and "error" in fields
-    wrapped = output_schema is not None and is_wrapped_output_schema(output_schema)
-    if wrapped and not is_error and not (fields is not None and set(fields) == {"result"}):
-        return response_to_mcp_result({"result": response})
-    return response_to_mcp_result(response)

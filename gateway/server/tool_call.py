@@ -1,0 +1,168 @@
+"""One `tools/call` of a `ToolServer`: run the tool with a `ToolContext`, confirm through the client, shape the result.
+
+The tool runs with the caller's scoped state and the client's features; a confirmation it requests is asked of the
+client through elicitation (a form with one `confirm` box) and the tool runs again, confirmed; the state delta is
+written back unless the tool returned an error; the response becomes a `CallToolResult` through the adapters.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any, Final, cast
+
+import jsonschema
+import pydantic
+from mcp import types
+from mcp.server.context import ServerRequestContext
+
+from adapters import response_to_mcp_result
+from adapters.mcp_tool import is_wrapped_output_schema
+from gateway.errors import ServiceNotConfiguredError
+from gateway.server.catalog import CatalogEntry
+from gateway.server.client_features import McpClientFeatures
+from gateway.server.identity import CallIdentity
+from gateway.state import StateScope, StateStore
+from gateway.tools import ArtifactService, State, ToolConfirmation
+from gateway.tools.context import InputRequired, ToolContext
+from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
+
+__all__ = ["CONFIRM_FIELD", "ProgressReporter", "ToolCall", "error_result", "schema_errors", "to_result"]
+
+logger = logging.getLogger(__name__)
+
+CONFIRM_FIELD: Final = "confirm"
+
+
+def confirmation_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            CONFIRM_FIELD: {
+                "type": "boolean",
+                "title": "Allow this tool call",
+                "description": "Tick to run the tool, leave unticked to refuse.",
+                "default": False,
+            }
+        },
+        "required": [CONFIRM_FIELD],
+    }
+
+
+def confirmation_message(name: str, args: dict[str, Any], confirmation: ToolConfirmation) -> str:
+    shown = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    message = f"Allow the tool call {name}({shown})?"
+    # ADK's default hint addresses a model ("respond with a FunctionResponse"); a person sees only custom hints.
+    if confirmation.hint and "FunctionResponse" not in confirmation.hint:
+        message += f"\n\n{confirmation.hint}"
+    return message
+
+
+def error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+def schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    validator: Any = jsonschema.Draft202012Validator(schema)
+    return [
+        f"'{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}': {error.message}"
+        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    ]
+
+
+class ProgressReporter:
+    """Turns a long-running tool's yields into monotonic MCP progress."""
+
+    def __init__(self, features: McpClientFeatures) -> None:
+        self._features = features
+        self._last = 0.0
+
+    async def __call__(self, update: object, /) -> None:
+        total: float | None = None
+        progress = self._last + 1.0
+        message: str | None
+        fields = cast("dict[str, Any]", update) if isinstance(update, dict) else {}
+        reported = fields.get("progress")
+        if isinstance(reported, int | float):
+            # Progress must never go backwards, whatever the tool reports.
+            progress = max(float(reported), self._last)
+            total_value = fields.get("total")
+            total = float(total_value) if isinstance(total_value, int | float) else None
+            message = str(fields["message"]) if "message" in fields else None
+        else:
+            message = update if isinstance(update, str) else pydantic.TypeAdapter(Any).dump_json(update).decode()
+        self._last = progress
+        await self._features.report_progress(progress, total, message)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call: the request, the tool's catalog entry, its arguments, the caller and its loaded state."""
+
+    ctx: ServerRequestContext[Any, Any]
+    entry: CatalogEntry
+    arguments: dict[str, Any]
+    identity: CallIdentity
+    loaded: dict[str, Any]
+    features: McpClientFeatures
+
+    async def run(
+        self, *, app_name: str, artifact_service: ArtifactService, state_store: StateStore, scope: StateScope
+    ) -> types.CallToolResult:
+        """Run the tool (twice when it asks for a confirmation the client gives); errors become `isError`.
+
+        Raises:
+            InputRequired: a modern-era client must answer a question first (the call ends with its request).
+        """
+        tool, entry, arguments, features = self.entry.tool, self.entry, self.arguments, self.features
+        identity, loaded = self.identity, self.loaded
+        call_id = f"mcp-{self.ctx.request_id}"
+
+        def new_context(confirmation: ToolConfirmation | None) -> ToolContext:
+            return ToolContext(
+                state=State(dict(loaded)),
+                function_call_id=call_id,
+                tool_confirmation=confirmation,
+                artifact_service=artifact_service,
+                client=features,
+                progress_sink=ProgressReporter(features),
+                app_name=app_name,
+                user_id=identity.principal,
+                session_id=identity.session_key,
+            )
+
+        context = new_context(None)
+        try:
+            response = await tool.run_async(args=arguments, tool_context=context)
+            requested = context.actions.requested_tool_confirmations.get(call_id)
+            if requested is not None:
+                try:
+                    answer = await features.elicit(
+                        confirmation_message(tool.name, arguments, requested), confirmation_schema()
+                    )
+                except ServiceNotConfiguredError as exc:
+                    return error_result(f"{CONFIRMATION_REQUIRED} {exc} The tool was not run.")
+                if answer.action != "accept" or not (answer.content or {}).get(CONFIRM_FIELD):
+                    return error_result(CONFIRMATION_REJECTED)
+                context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload))
+                response = await tool.run_async(args=arguments, tool_context=context)
+        except InputRequired:
+            raise
+        except ServiceNotConfiguredError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            logger.exception("Tool %s raised", tool.name)
+            return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+        if not (isinstance(response, dict) and "error" in response):
+            await state_store.apply(scope, context.state.persistent_delta())
+        return to_result(response, entry.mcp_tool.output_schema)
+
+
+def to_result(response: Any, output_schema: dict[str, Any] | None) -> types.CallToolResult:
+    fields = cast("dict[str, Any]", response) if isinstance(response, dict) else None
+    is_error = fields is not None and "error" in fields
+    wrapped = output_schema is not None and is_wrapped_output_schema(output_schema)
+    if wrapped and not is_error and not (fields is not None and set(fields) == {"result"}):
+        return response_to_mcp_result({"result": response})
+    return response_to_mcp_result(response)

@@ -1,0 +1,106 @@
+"""The gateway's resource, prompt, completion and roots handlers: requests routed to upstreams by `Passthrough`.
+
+Registered on the SDK server only when the gateway has upstreams. Listings are merged and paginated like
+`tools/list`; subscriptions are remembered so that an upstream's `resources/updated` reaches the subscribers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp import types
+from mcp.server.context import ServerRequestContext
+
+from gateway.server.identity import identify
+from gateway.server.passthrough import Passthrough
+from gateway.server.relay import DownstreamRelay
+from gateway.tools import ReadonlyContext
+
+__all__ = ["UpstreamHandlers"]
+
+ContextOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[ReadonlyContext]]
+Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[list[Any], str | None]]
+
+
+class UpstreamHandlers:
+    """The `on_*` handlers for everything but tools, over the upstreams of one server."""
+
+    def __init__(self, passthrough: Passthrough, relay: DownstreamRelay, context: ContextOf, page: Pager) -> None:
+        self._passthrough = passthrough
+        self._relay = relay
+        self._context = context
+        self._page = page
+
+    def as_server_handlers(self) -> dict[str, Any]:
+        """The handlers as keyword arguments of the SDK's low-level `Server`."""
+        return {
+            "on_list_resources": self._on_list_resources,
+            "on_list_resource_templates": self._on_list_resource_templates,
+            "on_read_resource": self._on_read_resource,
+            "on_subscribe_resource": self._on_subscribe_resource,
+            "on_unsubscribe_resource": self._on_unsubscribe_resource,
+            "on_list_prompts": self._on_list_prompts,
+            "on_get_prompt": self._on_get_prompt,
+            "on_completion": self._on_completion,
+            "on_roots_list_changed": self._on_roots_list_changed,
+        }
+
+    async def _on_list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        merged = await self._passthrough.list_resources(await self._context(ctx))
+        page, next_cursor = self._page(merged, params, "resources/list")
+        return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
+
+    async def _on_list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        merged = await self._passthrough.list_resource_templates(await self._context(ctx))
+        page, next_cursor = self._page(merged, params, "resources/templates/list")
+        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+
+    async def _on_read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await self._passthrough.read_resource(await self._context(ctx), str(params.uri))
+
+    async def _on_subscribe_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        result = await self._passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=True)
+        self._relay.subscribed(str(params.uri), identify(ctx).session_owner, subscribed=True)
+        return result
+
+    async def _on_unsubscribe_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        result = await self._passthrough.subscribe(await self._context(ctx), str(params.uri), subscribe=False)
+        self._relay.subscribed(str(params.uri), identify(ctx).session_owner, subscribed=False)
+        return result
+
+    async def _on_list_prompts(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        merged = await self._passthrough.list_prompts(await self._context(ctx))
+        page, next_cursor = self._page(merged, params, "prompts/list")
+        return types.ListPromptsResult(prompts=page, next_cursor=next_cursor)
+
+    async def _on_get_prompt(
+        self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        return await self._passthrough.get_prompt(await self._context(ctx), params.name, params.arguments)
+
+    async def _on_completion(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        return await self._passthrough.complete(await self._context(ctx), params)
+
+    async def _on_roots_list_changed(
+        self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams | None
+    ) -> None:
+        """A client's roots changed: tell the upstream sessions that serve it."""
+        del params
+        readonly = await self._context(ctx)
+        for upstream in self._passthrough.upstreams:
+            await upstream.roots_changed(readonly)
