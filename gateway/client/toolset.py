@@ -30,7 +30,6 @@ import inspect
 import json
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any, Self, TypeVar, cast
@@ -39,9 +38,9 @@ import anyio
 import anyio.abc
 from mcp import MCPError, types
 
+from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.forwarding import Downstream, forwarding_callbacks
-from gateway.client.mcp_tool import McpTool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession, open_upstream
 from gateway.errors import GatewayError, UpstreamUnavailableError
@@ -135,11 +134,7 @@ class McpToolset(BaseToolset):
         self.downstream: Downstream | None = None
         """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
         self._slots: dict[str, SessionSlot] = {}
-        # Built `McpTool`s, reused while the upstream lists the same tool: by the listed object (a cached listing
-        # hands out the same objects on every call) and by content (a new session lists equal copies).
-        self._tools_by_object: OrderedDict[int, tuple[types.Tool, McpTool]] = OrderedDict()
-        self._tools_by_content: OrderedDict[str, McpTool] = OrderedDict()
-        self._built_policies: tuple[object, object] = (require_confirmation, confirm_tool)
+        self._built = BuiltTools(self)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._failures = 0
         self._last_error: str | None = None
@@ -361,37 +356,14 @@ class McpToolset(BaseToolset):
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped."""
         selected: list[BaseTool] = []
-        policies = (self.require_confirmation, self.confirm_tool)
-        if policies[0] is not self._built_policies[0] or policies[1] is not self._built_policies[1]:
-            # The built tools carry the confirmation policy: changing it rebuilds them.
-            self._tools_by_object.clear()
-            self._tools_by_content.clear()
-            self._built_policies = policies
         for mcp_tool in await self.list_mcp_tools(readonly_context):
             if mcp_tool.name in RESERVED_TOOL_NAMES:
                 logger.warning("Skipping upstream tool %r: the name is reserved by ADK.", mcp_tool.name)
                 continue
-            tool = self._built_tool(mcp_tool)
+            tool = self._built.tool(mcp_tool)
             if self._is_tool_selected(tool, readonly_context):
                 selected.append(tool)
         return sorted(selected, key=lambda t: t.name)
-
-    def _built_tool(self, mcp_tool: types.Tool) -> McpTool:
-        """The `McpTool` for a listed tool, built once per distinct tool (building converts its schemas)."""
-        by_object = self._tools_by_object.get(id(mcp_tool))
-        if by_object is not None and by_object[0] is mcp_tool:
-            return by_object[1]
-        content = mcp_tool.model_dump_json(by_alias=True)
-        tool = self._tools_by_content.get(content)
-        if tool is None:
-            policy: ConfirmationPolicy = self.require_confirmation
-            if self.confirm_tool is not None and self.confirm_tool(mcp_tool):
-                policy = True
-            tool = McpTool(mcp_tool=mcp_tool, toolset=self, require_confirmation=policy)
-            _remember(self._tools_by_content, content, tool)
-        # The entry holds the listed object, so its id cannot be reused by another object while it is cached.
-        _remember(self._tools_by_object, id(mcp_tool), (mcp_tool, tool))
-        return tool
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """Send `tools/call` once, never again: a session that dies is dropped so the next call gets a fresh one.
@@ -476,18 +448,6 @@ class McpToolset(BaseToolset):
 
 _Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
 _Entry = TypeVar("_Entry")
-
-
-_K = TypeVar("_K")
-_V = TypeVar("_V")
-_BUILT_TOOLS_KEPT = 8192
-"""Built tools remembered per toolset and key kind (the oldest entries go first)."""
-
-
-def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V) -> None:
-    cache[key] = value
-    if len(cache) > _BUILT_TOOLS_KEPT:
-        cache.popitem(last=False)
 
 
 async def _all_pages(
