@@ -61,10 +61,11 @@ def forwarding_callbacks(
 ) -> ClientCallbacks:
     """Callbacks that hand the upstream's requests to the client of the newest call in `active` (calls in flight).
 
-    A form elicitation goes to `ToolContext.elicit`, sampling to `ToolContext.sample`, log messages to
-    `ToolContext.log`; with no call in flight, or a URL elicitation, the upstream is declined. With a `downstream`,
-    roots requests go to the client of the call in flight (else to `owner`, the session this upstream session
-    belongs to), and change notifications to `owner`'s session (every session's, for a shared one).
+    A form elicitation goes to `ToolContext.elicit`, a URL one to `ToolContext.elicit_url`, sampling to
+    `ToolContext.sample`, log messages to `ToolContext.log`; with no call in flight the upstream is declined.
+    With a `downstream`, roots requests go to the client of the call in flight (else to `owner`, the session this
+    upstream session belongs to), and change notifications to `owner`'s session (every session's, for a shared
+    one).
     """
 
     def current() -> ToolContext | None:
@@ -72,9 +73,11 @@ def forwarding_callbacks(
 
     async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
         tool_context = current()
-        if tool_context is None or isinstance(params, types.ElicitRequestURLParams):
+        if tool_context is None:
             return types.ElicitResult(action="decline")
         try:
+            if isinstance(params, types.ElicitRequestURLParams):
+                return await tool_context.elicit_url(params.message, params.url, params.elicitation_id or "")
             return await tool_context.elicit(params.message, dict(params.requested_schema))
         except InputRequired:
             return types.ErrorData(code=types.INVALID_REQUEST, message=_MODERN_DOWNSTREAM)

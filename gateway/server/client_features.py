@@ -129,6 +129,26 @@ class McpClientFeatures:
             message=message, requested_schema=params.requested_schema, related_request_id=self._ctx.request_id
         )
 
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
+        """Send the user to a URL (URL-mode elicitation; the client must declare `elicitation.url`)."""
+        self._require(
+            "URL elicitation",
+            types.ClientCapabilities(elicitation=types.ElicitationCapability(url={})),  # pyright: ignore[reportArgumentType]
+            "elicitation.url",
+        )
+        key = self._next_key("elicit")
+        if key in self._answers:
+            return types.ElicitResult.model_validate(self._answers[key])
+        if self._modern:
+            params = types.ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+            needed = InputRequired(key, types.ElicitRequest(params=params))
+            if self.suspend is None:
+                raise needed
+            return types.ElicitResult.model_validate(await self.suspend(needed))
+        return await self._ctx.session.elicit_url(
+            message=message, url=url, elicitation_id=elicitation_id, related_request_id=self._ctx.request_id
+        )
+
     async def sample(
         self,
         messages: list[types.SamplingMessage],

@@ -69,6 +69,10 @@ class ClientFeatures(Protocol):
         """Ask the user for (flat) input through the client."""
         ...
 
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
+        """Send the user to a URL for an out-of-band interaction (a sign-in, a payment) through the client."""
+        ...
+
     async def sample(
         self,
         messages: list[types.SamplingMessage],
@@ -240,6 +244,10 @@ class ToolContext(ReadonlyContext):
     async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
         """Ask the user, through the MCP client, to fill a flat form described by `requested_schema`."""
         return await self._client_features("Elicitation").elicit(message, requested_schema)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
+        """Ask the user, through the MCP client, to visit `url` (MCP's URL-mode elicitation)."""
+        return await self._client_features("URL elicitation").elicit_url(message, url, elicitation_id)
 
     async def sample(
         self,

@@ -7,7 +7,8 @@ Standard library only, so that every message on the wire is the one written here
   `notifications/resources/list_changed`;
 * `roots` asks the client `roots/list` in the middle of the call and answers with the root URIs;
 * `roots_changes` counts the `notifications/roots/list_changed` received so far;
-* `ask_name` and `ask_model` push `elicitation/create` (twice) and `sampling/createMessage` mid-call.
+* `ask_name`, `ask_url` and `ask_model` push `elicitation/create` (a form twice; a URL) and
+  `sampling/createMessage` mid-call.
 
 It answers `server/discover` with "method not found", so a modern-era client falls back to `initialize`.
 """
@@ -31,6 +32,7 @@ tools: list[dict[str, Any]] = [
         ("roots_changes", "How many roots changes the client announced."),
         ("ask_name", "Ask the user two names (push elicitation)."),
         ("ask_model", "Ask the client's model to say hi (push sampling)."),
+        ("ask_url", "Send the user to a sign-in page (push URL elicitation)."),
     )
 ]
 subscribed: set[str] = set()
@@ -86,6 +88,15 @@ def ask_name() -> str:
     return " ".join(outcomes)
 
 
+def ask_url() -> str:
+    """A push URL-mode elicitation; `action` of the answer."""
+    params = {"mode": "url", "message": "Sign in first.", "url": "https://example.com/sign-in", "elicitationId": "e-1"}
+    answer = ask("elicitation/create", params)
+    if "error" in answer:
+        return f"error: {answer['error']['message']}"
+    return answer["result"]["action"]
+
+
 def ask_model() -> str:
     """A push sampling request; the model's text."""
     message = {"role": "user", "content": {"type": "text", "text": "Say hi"}}
@@ -114,6 +125,8 @@ def call(name: str) -> dict[str, Any]:
         return text(ask_name())
     if name == "ask_model":
         return text(ask_model())
+    if name == "ask_url":
+        return text(ask_url())
     return {"content": [{"type": "text", "text": f"no tool {name}"}], "isError": True}
 
 

@@ -17,6 +17,7 @@ from hub_harness import (
     DEADLINE,
     HERE,
     Downstream,
+    Mode,
     connect,
     gateway_server,
     serving_http,
@@ -25,6 +26,7 @@ from hub_harness import (
     write_config,
 )
 from mcp import MCPError, types
+from mcp.client.context import ClientRequestContext
 
 pytestmark = pytest.mark.anyio
 
@@ -47,6 +49,28 @@ async def test_a_push_elicitation_reaches_a_modern_client_in_rounds_and_the_upst
     # One upstream call saw both answers: the gateway held it open across the client's rounds.
     assert text_of(result) == "accept:Ada accept:Ada"
     assert downstream.elicitations == ["What is your name?", "And your friend's?"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_push_url_elicitation_reaches_the_client_in_either_era(mode: Mode, tmp_path: Path) -> None:
+    asked: list[types.ElicitRequestURLParams] = []
+
+    async def visit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        assert isinstance(params, types.ElicitRequestURLParams)
+        asked.append(params)
+        return types.ElicitResult(action="accept")
+
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_http(gateway_server(config)) as base_url,
+            connect(base_url, mode, elicitation_callback=visit) as client,
+        ):
+            result = await client.call_tool("n_ask_url", {})
+    assert text_of(result) == "accept"
+    [params] = asked
+    assert (params.message, params.url) == ("Sign in first.", "https://example.com/sign-in")
 
 
 async def test_a_push_sampling_request_reaches_a_modern_client(tmp_path: Path) -> None:
