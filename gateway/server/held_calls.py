@@ -161,8 +161,9 @@ class HeldCalls:
                 code=types.INVALID_PARAMS,
                 message="The held call this round answers is gone (it ended or expired); call the tool again.",
             )
-        held.features.attach(ctx)
         held.answer(round_features.answers)
+        # No await in between: the call resumes only after its features follow the client into this round.
+        held.features.attach(ctx)
         return await self._round(held)
 
     @staticmethod
