@@ -65,11 +65,12 @@ async def test_an_upstream_tool_list_change_reaches_the_client_and_the_new_tool_
             connect(target, "legacy", message_handler=heard) as client,
         ):
             before = await tool_names(client)
-            assert "n_extra_6" not in before
+            grown = f"n_extra_{len(before)}"  # `grow` names the tool it adds after the count of tools
+            assert grown not in before
             await client.call_tool("n_grow", {})
             await heard.wait_for(lambda n: isinstance(n, types.ToolListChangedNotification))
             after = await tool_names(client)
-    assert sorted(after) == sorted([*before, "n_extra_6"])
+    assert sorted(after) == sorted([*before, grown])
 
 
 async def test_a_resource_update_reaches_the_subscribed_client_only(tmp_path: Path) -> None:
@@ -100,11 +101,12 @@ async def test_an_isolated_upstream_session_notifies_only_its_own_client(tmp_pat
             connect(target, "legacy", message_handler=caller) as client,
             connect(target, "legacy", message_handler=other_heard) as other,
         ):
-            await tool_names(other)
+            others_before = await tool_names(other)
             await client.call_tool("n_grow", {})
             await caller.wait_for(lambda n: isinstance(n, types.ToolListChangedNotification))
+            assert len(await tool_names(client)) == len(others_before) + 1
             # The other client has its own upstream session, whose tool list did not change.
-            assert "n_extra_6" not in await tool_names(other)
+            assert await tool_names(other) == others_before
     assert "notifications/tools/list_changed" not in other_heard.methods()
 
 
