@@ -77,20 +77,13 @@ class DownstreamRelay:
             uri = self._passthrough.downstream_uri(source, str(notification.params.uri))
             subscribed = self._subscribers.get(uri, set[str]())
             owners = [owner for owner in owners if owner in subscribed]
-
-            async def send(session: ServerSession) -> None:
-                await session.send_resource_updated(uri)
-        else:
-
-            async def send(session: ServerSession) -> None:
-                await session.send_notification(notification)
-
+            notification = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
         for owner in owners:
             session = self._sessions.get(owner)
             if session is None:
                 continue
             try:
-                await send(session)
+                await session.send_notification(notification)
             except Exception as exc:  # noqa: BLE001 - a session that went away misses a notification, nothing more
                 logger.debug("Could not relay %s to session %s: %s", notification.method, owner, exc)
 

@@ -59,11 +59,15 @@ def bound_socket() -> socket.socket:
 
 
 @asynccontextmanager
-async def serving_http(tool_server: ToolServer) -> AsyncGenerator[str]:
-    """`serve_async(tool_server, transport="http", sock=...)` in a task group; yields the base URL."""
+async def serving_http(tool_server: ToolServer, **options: Any) -> AsyncGenerator[str]:
+    """`serve_async(tool_server, transport="http", sock=..., **options)` in a task group; yields the base URL.
+
+    Without `auth_tokens` in `options` the server requires none (whatever the environment says).
+    """
+    options.setdefault("auth_tokens", {})
     with bound_socket() as sock:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, auth_tokens={}))
+            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, **options))
             try:
                 yield f"http://127.0.0.1:{sock.getsockname()[1]}"
             finally:

@@ -11,12 +11,12 @@ import anyio
 import httpx2
 import pytest
 import uvicorn
-from hub_harness import DEADLINE, bound_socket, gateway_server, text_of, write_config
+from hub_harness import DEADLINE, bound_socket, gateway_server, serving_http, text_of, write_config
 from hub_upstream_tools import TOOLS
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.server import ToolServer, create_app, serve_async
+from gateway.server import ToolServer, create_app
 from gateway.state import InMemoryStateStore
 
 pytestmark = pytest.mark.anyio
@@ -53,19 +53,6 @@ async def logged_upstream() -> AsyncGenerator[tuple[str, HeaderLog]]:
                 server.should_exit = True
 
 
-@asynccontextmanager
-async def gateway_with_auth(config: Path) -> AsyncGenerator[str]:
-    """The gateway over HTTP, requiring the bearer token `CLIENT_TOKEN`; yields its base URL."""
-    with bound_socket() as sock:
-        async with anyio.create_task_group() as tg:
-            tokens = {CLIENT_TOKEN: "alice"}
-            tg.start_soon(lambda: serve_async(gateway_server(config), transport="http", sock=sock, auth_tokens=tokens))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            finally:
-                tg.cancel_scope.cancel()
-
-
 async def echo_through(base_url: str) -> str:
     """Call the upstream's `echo` through the gateway as the client holding `CLIENT_TOKEN`."""
     headers = {"Authorization": f"Bearer {CLIENT_TOKEN}"}
@@ -87,7 +74,7 @@ async def test_the_clients_token_is_never_forwarded_upstream(
     with anyio.fail_after(DEADLINE):
         async with logged_upstream() as (url, log):
             config = write_config(tmp_path, {"up": {"url": url, **configured}})
-            async with gateway_with_auth(config) as base_url:
+            async with serving_http(gateway_server(config), auth_tokens={CLIENT_TOKEN: "alice"}) as base_url:
                 assert await echo_through(base_url) == "hi"
     assert log.seen, "the upstream saw no request"
     assert set(log.seen) == {expected}
