@@ -15,22 +15,21 @@ Anything else (a client without the capability, stateless or JSON-response HTTP 
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
 from collections.abc import Generator
-from typing import Any, Final, cast
+from typing import Any, Final
 
-from mcp import MCPDeprecationWarning, MCPError, types
+from mcp import MCPDeprecationWarning, types
 from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.held_calls import Suspend
+from gateway.server.round_state import RoundState, question_digest
 from gateway.tools.context import InputRequired
 
 __all__ = ["McpClientFeatures", "deprecated_in_2026"]
 
-_STATE_VERSION: Final = 1
 _LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
     "debug",
     "info",
@@ -51,19 +50,21 @@ class McpClientFeatures:
         ctx: ServerRequestContext[Any, Any],
         params: types.CallToolRequestParams,
         *,
+        earlier: RoundState | None = None,
+        session: str | None = None,
         log_level: types.LoggingLevel | None = None,
     ) -> None:
         self._ctx = ctx
         self._attached = True
         self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
-        earlier = _earlier_state(params.request_state)
-        answers: Any = earlier.get("answers")
-        self._answers: dict[str, Any] = dict(cast("dict[str, Any]", answers)) if isinstance(answers, dict) else {}
-        for key, answer in (params.input_responses or {}).items():
-            self._answers[key] = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
-        held: Any = earlier.get("held")
-        self.held_call: str | None = held if isinstance(held, str) else None
+        if earlier is None:
+            earlier = RoundState.parse(params.request_state)
+        # Only answers to the questions this call asked count; anything else the client sent is ignored.
+        self._answers = earlier.accepted(params.input_responses)
+        self._session = session
+        self._asking: dict[str, str] = {}
+        self.held_call: str | None = earlier.held
         """The held call this round continues (see `gateway.server.held_calls`), if any."""
         self.suspend: Suspend | None = None
         """Set for a held call: a modern client's answers are awaited in place instead of by running again."""
@@ -71,8 +72,8 @@ class McpClientFeatures:
 
     @property
     def answers(self) -> dict[str, Any]:
-        """Every answer the client gave so far in this call's rounds."""
-        return self._answers
+        """Every answer the client gave so far in this call's rounds, to questions this call asked."""
+        return {key: answer for key, (_, answer) in self._answers.items()}
 
     @property
     def modern(self) -> bool:
@@ -80,11 +81,11 @@ class McpClientFeatures:
         return self._modern
 
     def request_state(self, held_call: str | None = None) -> str:
-        """The plaintext carried to the next round (sealed by the SDK's `RequestStateBoundary`)."""
-        state: dict[str, Any] = {"v": _STATE_VERSION, "answers": self._answers}
-        if held_call is not None:
-            state["held"] = held_call
-        return json.dumps(state, separators=(",", ":"))
+        """The plaintext carried to the next round (sealed by the SDK's `RequestStateBoundary`).
+
+        It names the question this round ends with, so that the next round's answer counts for it alone.
+        """
+        return RoundState(session=self._session, asked=self._asking, answers=self._answers, held=held_call).dump()
 
     def attach(self, ctx: ServerRequestContext[Any, Any] | None) -> None:
         """Follow a held call into its client's next round (None between rounds: progress and logs are dropped)."""
@@ -118,13 +119,10 @@ class McpClientFeatures:
         )
         params = types.ElicitRequestFormParams(message=message, requested_schema=requested_schema)  # pyright: ignore[reportArgumentType]
         key = self._next_key("elicit")
-        if key in self._answers:
-            return types.ElicitResult.model_validate(self._answers[key])
         if self._modern:
-            needed = InputRequired(key, types.ElicitRequest(params=params))
-            if self.suspend is None:
-                raise needed
-            return types.ElicitResult.model_validate(await self.suspend(needed))
+            return types.ElicitResult.model_validate(
+                await self._ask(InputRequired(key, types.ElicitRequest(params=params)))
+            )
         return await self._ctx.session.elicit_form(
             message=message, requested_schema=params.requested_schema, related_request_id=self._ctx.request_id
         )
@@ -137,14 +135,11 @@ class McpClientFeatures:
             "elicitation.url",
         )
         key = self._next_key("elicit")
-        if key in self._answers:
-            return types.ElicitResult.model_validate(self._answers[key])
         if self._modern:
             params = types.ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-            needed = InputRequired(key, types.ElicitRequest(params=params))
-            if self.suspend is None:
-                raise needed
-            return types.ElicitResult.model_validate(await self.suspend(needed))
+            return types.ElicitResult.model_validate(
+                await self._ask(InputRequired(key, types.ElicitRequest(params=params)))
+            )
         return await self._ctx.session.elicit_url(
             message=message, url=url, elicitation_id=elicitation_id, related_request_id=self._ctx.request_id
         )
@@ -160,16 +155,12 @@ class McpClientFeatures:
         """Ask the client's model for a completion."""
         self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
         key = self._next_key("sample")
-        if key in self._answers:
-            return types.CreateMessageResult.model_validate(self._answers[key])
         if self._modern:
             params = types.CreateMessageRequestParams(
                 messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
             )
             needed = InputRequired(key, types.CreateMessageRequest(params=params))
-            if self.suspend is None:
-                raise needed
-            return types.CreateMessageResult.model_validate(await self.suspend(needed))
+            return types.CreateMessageResult.model_validate(await self._ask(needed))
         with deprecated_in_2026():
             asking = self._ctx.session.create_message(  # pyright: ignore[reportDeprecated]
                 messages=messages,
@@ -181,6 +172,21 @@ class McpClientFeatures:
         return await asking
 
     # --- helpers ------------------------------------------------------------------------------------------------
+
+    async def _ask(self, needed: InputRequired) -> Any:
+        """A modern client's answer to a question: given in an earlier round for this very question, or asked now.
+
+        Raises:
+            InputRequired: the question must be asked (the round ends with it; not for a held call).
+        """
+        digest = question_digest(needed.request)
+        given = self._answers.get(needed.key)
+        if given is not None and given[0] == digest:
+            return given[1]
+        self._asking = {needed.key: digest}
+        if self.suspend is None:
+            raise needed
+        return await self.suspend(needed)
 
     def _next_key(self, kind: str) -> str:
         key = f"{kind}-{self._asked}"
@@ -216,13 +222,3 @@ def deprecated_in_2026() -> Generator[None]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MCPDeprecationWarning)
         yield
-
-
-def _earlier_state(request_state: str | None) -> dict[str, Any]:
-    if not request_state:
-        return {}
-    try:
-        state = json.loads(request_state)
-    except ValueError as exc:
-        raise MCPError(code=types.INVALID_PARAMS, message="Invalid requestState") from exc
-    return cast("dict[str, Any]", state) if isinstance(state, dict) else {}

@@ -29,6 +29,7 @@ from gateway.server.held_calls import HeldCalls
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.passthrough import Passthrough
 from gateway.server.relay import MAX_TRACKED_SESSIONS, DownstreamRelay
+from gateway.server.round_state import RoundState
 from gateway.server.tool_call import CONFIRM_FIELD, ToolCall, error_result, schema_errors
 from gateway.server.upstream_handlers import UpstreamHandlers
 from gateway.state import InMemoryStateStore, StateScope, StateStore
@@ -300,7 +301,15 @@ class ToolServer:
             if errors:
                 return error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
 
-        features = McpClientFeatures(ctx, params, log_level=self._log_levels.get(identity.session_owner))
+        earlier = RoundState.parse(params.request_state)
+        earlier.check_session(identity.session_owner)
+        features = McpClientFeatures(
+            ctx,
+            params,
+            earlier=earlier,
+            session=identity.session_owner,
+            log_level=self._log_levels.get(identity.session_owner),
+        )
         if features.held_call is not None:
             return await self.held_calls.resume(ctx, features, identity.session_owner)
         if features.modern and isinstance(entry.tool, McpTool):

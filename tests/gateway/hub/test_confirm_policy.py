@@ -84,3 +84,20 @@ async def test_a_declined_call_is_rejected_and_never_reaches_the_upstream(
     assert len(downstream.elicitations) == 1
     assert not unguarded.is_error
     assert calls_recorded(marker) == 0
+
+
+async def test_an_answer_sent_before_the_gateway_asked_never_forwards_the_call(tmp_path: Path) -> None:
+    downstream = Downstream(confirm=False)
+    marker = tmp_path / "calls.txt"
+    unasked = types.ElicitResult(action="accept", content={"confirm": True})
+    async with upstream_http() as url:
+        config = write_config(tmp_path, policies(url))
+        with anyio.fail_after(DEADLINE):
+            async with gateway_http(config) as base_url, connect(base_url, "auto", **downstream.callbacks()) as client:
+                assert client.protocol_version == "2026-07-28"
+                result = await client.call_tool(
+                    "always_record", {"marker": str(marker)}, input_responses={"elicit-0": unasked}
+                )
+    assert len(downstream.elicitations) == 1
+    assert text_of(result) == REJECTED
+    assert calls_recorded(marker) == 0

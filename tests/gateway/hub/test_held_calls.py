@@ -121,7 +121,7 @@ async def test_another_session_cannot_resume_a_held_call(tmp_path: Path) -> None
             asked = await first_round(owner)
             [key] = asked.input_requests or {}
             meta: Any = {"adk-mcp-gateway/session": "someone-else"}
-            with pytest.raises(MCPError, match="held call this round answers is gone"):
+            with pytest.raises(MCPError, match="belongs to a call of another session"):
                 await other.session.call_tool(
                     "n_ask_name",
                     {},
