@@ -2,7 +2,7 @@
 
 Secure by default: DNS-rebinding protection (Host and Origin must be loopback unless more hosts are allowed),
 optional bearer tokens (401 without one; sessions are bound to the token's principal by the SDK's session
-manager), and a request-body limit.
+manager), and a request-body limit. `/healthz` tells anonymous callers only `ok` or `degraded` (`health`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.server.auth import StaticTokenVerifier
+from gateway.server.health import health_endpoint
 from gateway.server.identity import connection_id
 from gateway.server.tool_server import ToolServer
 
@@ -106,11 +106,13 @@ def create_app(
         finally:
             connection_id.reset(token)
 
-    async def healthz(_request: Request) -> Response:
-        upstreams = tool_server.upstream_status()
-        failing = any(report["state"] == "failing" for report in upstreams.values())
-        body = {"status": "degraded" if failing else "ok", "server": tool_server.name, "upstreams": upstreams}
-        return JSONResponse(body)
+    healthz = health_endpoint(
+        tool_server.upstream_status,
+        server_name=tool_server.name,
+        host_check=host_check,
+        tokens_required=bool(auth_tokens),
+        loopback_only=not allowed_hosts,
+    )
 
     def guarded(app: ASGIApp) -> ASGIApp:
         return RequireAuthMiddleware(app, required_scopes=[]) if auth_tokens else app

@@ -25,6 +25,7 @@ from gateway.client import McpTool, McpToolset
 from gateway.errors import NameConflictError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
+from gateway.server.health import redact_reason
 from gateway.server.held_calls import HeldCalls
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.passthrough import Passthrough
@@ -148,11 +149,17 @@ class ToolServer:
                 await self.end_session(session_key)
 
     def upstream_status(self) -> dict[str, dict[str, Any]]:
-        """Each upstream toolset's health (`connected`, `idle` or `failing` with the reason), by config key."""
+        """Each upstream toolset's health (`connected`, `idle` or `failing` with the reason), by config key.
+
+        A reason never shows the upstream's arguments, environment, headers, token or URL path (`redact_reason`).
+        """
         reports: dict[str, dict[str, Any]] = {}
         for index, item in enumerate(self.passthrough.upstreams):
             name = getattr(item, "key", None) or f"upstream-{index}"
-            reports[str(name)] = item.status()
+            report = item.status()
+            if isinstance(report.get("error"), str):
+                report["error"] = redact_reason(report["error"], item.connection_params)
+            reports[str(name)] = report
         return reports
 
     async def end_session(self, session_key: str) -> None:

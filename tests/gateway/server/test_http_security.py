@@ -1,4 +1,5 @@
-"""The HTTP front is secure by default: DNS-rebinding protection, bearer tokens, an open health check."""
+"""The HTTP front is secure by default: DNS-rebinding protection, bearer tokens, a health check that tells
+anonymous callers only whether the server is ok."""
 
 from __future__ import annotations
 
@@ -115,10 +116,12 @@ async def test_a_session_cannot_be_used_with_another_principals_token() -> None:
     assert stolen.status_code == 404
 
 
-async def test_healthz_answers_200_without_a_token() -> None:
+async def test_healthz_says_only_ok_without_a_token_and_shows_details_with_one() -> None:
     async with http_server(auth_tokens=TOKENS) as base_url, httpx2.AsyncClient(base_url=base_url) as http:
         with anyio.fail_after(DEADLINE):
-            response = await http.get("/healthz")
-    body: Any = response.json()
-    assert response.status_code == 200
+            anonymous = await http.get("/healthz")
+            authorized = await http.get("/healthz", headers={"Authorization": f"Bearer {ALICE}"})
+    assert (anonymous.status_code, anonymous.json()) == (200, {"status": "ok"})
+    body: Any = authorized.json()
+    assert authorized.status_code == 200
     assert body == {"status": "ok", "server": "adk-mcp-gateway", "upstreams": {}}
