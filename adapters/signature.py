@@ -180,7 +180,10 @@ def parameters_model(
         fields[field_name] = (annotation, default)
         field_to_parameter[field_name] = param.name
     try:
-        model = create_model(f"{name}Params", __config__=pydantic.ConfigDict(arbitrary_types_allowed=False), **fields)
+        # `allow_inf_nan=False`: JSON has no NaN or Infinity (a result holding one goes out as `null`); a parameter
+        # that wants them says so with `Field(allow_inf_nan=True)`. Nested models keep their own configuration.
+        config = pydantic.ConfigDict(arbitrary_types_allowed=False, allow_inf_nan=False)
+        model = create_model(f"{name}Params", __config__=config, **fields)
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError) as exc:
         raise TypeError(f"Cannot build the argument schema of {name}(): {exc}") from exc
     return ParametersModel(model=model, field_to_parameter=field_to_parameter, required=tuple(required))

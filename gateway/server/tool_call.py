@@ -8,11 +8,13 @@ written back unless the tool returned an error; the response becomes a `CallTool
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import jsonschema
 import pydantic
+from jsonschema.validators import extend as _extend  # pyright: ignore[reportUnknownVariableType]
 from mcp import types
 from mcp.server.context import ServerRequestContext
 
@@ -62,11 +64,39 @@ def error_result(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
 
+def _is_number(_checker: object, instance: object) -> bool:
+    if isinstance(instance, bool) or not isinstance(instance, int | float):
+        return False
+    return isinstance(instance, int) or math.isfinite(instance)
+
+
+def _is_integer(checker: object, instance: object) -> bool:
+    return _is_number(checker, instance) and (isinstance(instance, int) or float(cast("float", instance)).is_integer())
+
+
+# JSON has no NaN or Infinity, yet Python's parser reads `NaN`, `Infinity` and `1e999` as floats: here they are
+# not numbers. Booleans are not numbers either (as in jsonschema's own checker).
+_Validator: Any = _extend(  # pyright: ignore[reportUnknownVariableType] - jsonschema ships no types for it
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"number": _is_number, "integer": _is_integer}
+    ),
+)
+
+
+def _error_text(error: Any) -> str:
+    where = ".".join(str(part) for part in error.absolute_path) or "(arguments)"
+    instance = error.instance
+    if error.validator == "type" and isinstance(instance, float) and not math.isfinite(instance):
+        return f"'{where}': {instance} is not a finite number (JSON has no NaN or Infinity)"
+    return f"'{where}': {error.message}"
+
+
 def schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
-    validator: Any = jsonschema.Draft202012Validator(schema)
+    """Where `arguments` break `schema`, one line per error naming its field."""
+    validator = _Validator(schema)
     return [
-        f"'{'.'.join(str(p) for p in error.absolute_path) or '(arguments)'}': {error.message}"
-        for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        _error_text(error) for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     ]
 
 

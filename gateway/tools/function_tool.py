@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 from adapters import FunctionDeclaration, function_to_declaration, parameters_model
 from adapters.signature import callable_name
 from gateway.errors import ToolDefinitionError
+from gateway.tools._json_kinds import kind_mismatches
 from gateway.tools.base_tool import BaseTool
 from gateway.tools.context import ToolContext
 
@@ -93,16 +94,20 @@ def _kind(func: Callable[..., Any]) -> _Kind:
     return "sync"
 
 
-def _validation_message(tool_name: str, error: pydantic.ValidationError) -> str:
+def _validation_message(tool_name: str, problems: list[tuple[tuple[str | int, ...], str, Any]]) -> str:
     """ADK's validation error text, one line per bad field, each with the input that was rejected."""
     lines = [f"Invoking `{tool_name}()` failed due to argument validation errors:"]
-    for detail in error.errors(include_url=False):
-        where = ".".join(str(part) for part in detail["loc"])
-        got = repr(detail.get("input"))
+    for loc, message, value in problems:
+        where = ".".join(str(part) for part in loc)
+        got = repr(value)
         got = got if len(got) <= _MAX_INPUT_REPR else got[: _MAX_INPUT_REPR - 3] + "..."
-        lines.append(f"Parameter '{where}': {detail['msg']} (got {got})")
+        lines.append(f"Parameter '{where}': {message} (got {got})")
     lines.append("You could retry calling this tool with corrected argument types.")
     return "\n".join(lines)
+
+
+def _pydantic_problems(error: pydantic.ValidationError) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    return [(tuple(d["loc"]), d["msg"], d.get("input")) for d in error.errors(include_url=False)]
 
 
 async def call_predicate(predicate: Callable[..., Any], args: dict[str, Any], tool_context: ToolContext) -> bool:
@@ -127,6 +132,11 @@ class FunctionTool(BaseTool):
 
     The declaration comes from the signature and docstring (see `adapters.function_to_declaration`).
     A parameter named `tool_context` or typed `ToolContext` receives the context and is hidden from the model.
+
+    Arguments are validated by pydantic, with two rules stricter than its lax mode: booleans and numbers are
+    distinct (`true` is no `int`, `1` no `bool`), and NaN and ±Infinity are refused unless the parameter says
+    `Field(allow_inf_nan=True)`. Numeric strings are still converted (`"12"` for an `int`): models often quote
+    numbers, and such a string has one meaning.
 
     Args:
         func: the callable.
@@ -157,6 +167,8 @@ class FunctionTool(BaseTool):
         except TypeError as exc:
             raise ToolDefinitionError(str(exc)) from exc
         self._known = frozenset(self._parameters.field_to_parameter.values())
+        self._schema: dict[str, Any] | None = self._declaration.parameters_json_schema
+        self._order = {name: index for index, name in enumerate(self._parameters.field_to_parameter.values())}
         # `x: int = Field(5, description=...)`: Python would pass the FieldInfo itself as the default.
         self._field_defaults = {
             name: param.default
@@ -206,10 +218,18 @@ class FunctionTool(BaseTool):
         missing = [name for name in self._parameters.required if name not in given]
         if missing:
             return missing_arguments_error(self.name, missing)
+        # Booleans and numbers are told apart first (pydantic's lax mode would convert one into the other).
+        mismatches = kind_mismatches(self._schema, given) if self._schema is not None else []
+        problems = [(m.loc, m.message, m.value) for m in mismatches]
+        call_args: dict[str, Any] = {}
         try:
             call_args = self._parameters.validate(given)
         except pydantic.ValidationError as exc:
-            return {"error": _validation_message(self.name, exc)}
+            seen = {loc for loc, _, _ in problems}
+            problems += [problem for problem in _pydantic_problems(exc) if problem[0] not in seen]
+        if problems:
+            problems.sort(key=lambda problem: self._order.get(str(problem[0][0]) if problem[0] else "", 0))
+            return {"error": _validation_message(self.name, problems)}
         for name, field in self._field_defaults.items():
             if name not in call_args:
                 call_args[name] = field.get_default(call_default_factory=True, validated_data=dict(call_args))
