@@ -1,17 +1,19 @@
 """`McpToolset`: the tools of a remote MCP server (stdio, SSE or streamable HTTP) as ADK-style tools.
 
-Use it as an async context manager: its upstream sessions are owned by tasks of a task group that lives exactly as
-long as the `async with` block.
+Use it as ADK's own is used — construct, `await get_tools()`, call the tools, `await close()` (from any task) — or
+as an async context manager, whose block then owns the upstream sessions:
 
-    async with McpToolset(connection_params=StdioConnectionParams(command="uvx", args=["mcp-server-time"])) as ts:
-        tools = await ts.get_tools()
-        print(await tools[0].run_async(args={"timezone": "Europe/Paris"}, tool_context=ToolContext()))
+    toolset = McpToolset(connection_params=StdioConnectionParams(command="uvx", args=["mcp-server-time"]))
+    tools = await toolset.get_tools()
+    print(await tools[0].run_async(args={"timezone": "Europe/Paris"}, tool_context=ToolContext()))
+    await toolset.close()
 
-Sessions: one per identity — the `session_key` and the headers `header_provider` give a context (all callers share
-one session when there is neither). A session whose transport ended (a stdio child that exited, a closed SSE stream)
-is replaced before the next call; one the server forgot (HTTP 404 after a restart) or that died under a call fails
-that call with a clear error and is replaced on the next. `tools/call` itself is never retried; listings are, once,
-on a fresh session. `release(context)` ends one identity's session at once, `session_idle_timeout` ends idle ones.
+A toolset that is garbage-collected, or still open when `asyncio.run` ends, leaves no stdio child behind.
+
+Sessions (`gateway.client.session_pool`): one per identity — the `session_key` and the headers `header_provider`
+give a context. One the server forgot (HTTP 404 after a restart) or that died under a call fails that call with a
+clear error and is replaced on the next. `tools/call` itself is never retried; listings are, once, on a fresh
+session. `release(context)` ends one identity's session at once, `session_idle_timeout` ends idle ones.
 
 `tools/list` is paginated and cached per session while the server can announce changes: handshake-era sessions
 until `notifications/tools/list_changed`, modern (2026-07-28) sessions while a `subscriptions/listen` stream is
@@ -25,25 +27,21 @@ example after asking its user — or `action="decline"`.
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, TypeVar
 
 import anyio
-import anyio.abc
 from mcp import MCPError, types
 
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.forwarding import Downstream, forwarding_callbacks
+from gateway.client.session_pool import HeaderProvider, SessionPool
 from gateway.client.session_slot import SessionSlot
-from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession, open_upstream
-from gateway.errors import GatewayError, UpstreamUnavailableError
+from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
+from gateway.errors import UpstreamUnavailableError
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.base_tool import RESERVED_TOOL_NAMES
 from gateway.tools.function_tool import ConfirmationPolicy
@@ -52,13 +50,7 @@ __all__ = ["HeaderProvider", "McpToolset", "ProgressCallback"]
 
 logger = logging.getLogger(__name__)
 
-HeaderProvider = Callable[[ReadonlyContext], dict[str, str] | Awaitable[dict[str, str]]]
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
-_T = TypeVar("_T")
-
-
-_FIRST_BACKOFF = 0.5
-_MAX_BACKOFF = 30.0
 
 
 class McpToolset(BaseToolset):
@@ -117,14 +109,10 @@ class McpToolset(BaseToolset):
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self.connection_params = connection_params
         self.require_confirmation = require_confirmation
-        self.header_provider = header_provider
         self.progress_callback = progress_callback
-        self.mode = mode
-        self.session_key = session_key
         self.confirm_tool = confirm_tool
         self.forward_client_requests = forward_client_requests
-        self.session_meta_key = session_meta_key
-        self.session_idle_timeout = session_idle_timeout
+        self.session_key = session_key
         self._callbacks = ClientCallbacks(
             elicitation=elicitation_callback,
             sampling=sampling_callback,
@@ -133,102 +121,36 @@ class McpToolset(BaseToolset):
         )
         self.downstream: Downstream | None = None
         """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
-        self._slots: dict[str, SessionSlot] = {}
         self._built = BuiltTools(self)
-        self._task_group: anyio.abc.TaskGroup | None = None
-        self._failures = 0
-        self._last_error: str | None = None
-        self._retry_at = 0.0
+        self._pool = SessionPool(
+            connection_params,
+            self._session_callbacks,
+            mode=mode,
+            header_provider=header_provider,
+            session_key=session_key,
+            session_meta_key=session_meta_key,
+            idle_timeout=session_idle_timeout,
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = task_group
+        await self._pool.__aenter__()
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        task_group, self._task_group = self._task_group, None
-        with anyio.CancelScope(shield=True):
-            await self.close()
-        if task_group is not None:
-            task_group.cancel_scope.cancel()
-            # The block's own exception propagates as it is; the owner tasks never raise into the group.
-            await task_group.__aexit__(None, None, None)
+        await self._pool.__aexit__(exc_type, exc, tb)
 
     async def close(self) -> None:
-        """End every upstream session (stdio children are killed with their process group)."""
-        slots, self._slots = list(self._slots.values()), {}
-        async with anyio.create_task_group() as tg:
-            for slot in slots:
-                if slot.session is not None:
-                    tg.start_soon(slot.session.aclose)
+        """End every upstream session (stdio children are killed with their process group).
+
+        The toolset stays usable: the next request opens a new session. Call it from any task.
+        """
+        await self._pool.close()
 
     # --- sessions -----------------------------------------------------------------------------------------------
-
-    async def _headers(self, context: ReadonlyContext | None) -> dict[str, str] | None:
-        if self.header_provider is None or context is None:
-            return None
-        headers = self.header_provider(context)
-        if inspect.isawaitable(headers):
-            headers = await headers
-        return dict(headers)
-
-    async def _identity(self, context: ReadonlyContext | None) -> tuple[str, str, dict[str, str] | None]:
-        """The slot key, the session key and the headers of a context."""
-        headers = await self._headers(context)
-        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
-        return json.dumps([identity, headers or {}], sort_keys=True), identity, headers
-
-    def _session_meta(self, identity: str) -> types.RequestParamsMeta | None:
-        if not self.session_meta_key or not identity:
-            return None
-        # A digest: the upstream needs a stable, distinct key, not the downstream's user and session ids.
-        digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
-        return cast("types.RequestParamsMeta", {self.session_meta_key: digest})
-
-    async def _slot(self, context: ReadonlyContext | None) -> tuple[SessionSlot, UpstreamSession]:
-        if self._task_group is None:
-            raise GatewayError(
-                "McpToolset is not open: use it as `async with McpToolset(...) as toolset:` so that its upstream "
-                "sessions have an owner (and are closed when the block ends)."
-            )
-        key, identity, headers = await self._identity(context)
-        slot = self._slots.get(key)
-        if slot is None:
-            self._forget_ended_slots()
-            slot = self._slots[key] = SessionSlot()
-        async with slot.lock:
-            if slot.session is None or not slot.session.alive:
-                stale, slot.session, slot.tools = slot.session, None, None
-                if stale is not None:
-                    await stale.aclose()
-                callbacks = self._session_callbacks(slot, context)
-                wait = self._retry_at - time.monotonic()
-                if wait > 0 and self._last_error is not None:
-                    raise UpstreamUnavailableError(f"{self._last_error} (next attempt in {wait:.1f} s)")
-                try:
-                    session = await open_upstream(
-                        self._task_group,
-                        self.connection_params,
-                        callbacks,
-                        headers=headers,
-                        mode=self.mode,
-                        idle_timeout=self.session_idle_timeout,
-                    )
-                except UpstreamUnavailableError as exc:
-                    # Back off so a dead upstream is not restarted on every request: 0.5 s, 1 s, 2 s ... 30 s.
-                    self._failures += 1
-                    self._last_error = str(exc)
-                    self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
-                    raise
-                self._failures, self._last_error, self._retry_at = 0, None, 0.0
-                session.meta = self._session_meta(identity)
-                slot.session = session
-            return slot, slot.session
 
     def _session_callbacks(self, slot: SessionSlot, context: ReadonlyContext | None) -> ClientCallbacks:
         if not self.forward_client_requests:
@@ -239,10 +161,8 @@ class McpToolset(BaseToolset):
 
     async def roots_changed(self, readonly_context: ReadonlyContext | None = None) -> None:
         """Tell the upstream session of a context (if one is open) that its client's roots changed."""
-        key, _, _ = await self._identity(readonly_context)
-        slot = self._slots.get(key)
-        session = slot.session if slot is not None else None
-        if session is None or not session.alive or session.modern:
+        session = await self._pool.open_session(readonly_context)
+        if session is None or session.modern:
             return
         try:
             # Sent as a plain notification: `Client.send_roots_list_changed` warns that roots are deprecated,
@@ -253,68 +173,22 @@ class McpToolset(BaseToolset):
 
     def status(self) -> dict[str, Any]:
         """Health for `/healthz`: `connected` (a live session), `idle` (none needed yet) or `failing` (why)."""
-        live = sum(1 for slot in self._slots.values() if slot.session is not None and slot.session.alive)
-        if live:
-            state = "connected"
-        elif self._last_error is not None:
-            state = "failing"
-        else:
-            state = "idle"
+        live = self._pool.live_sessions
+        error = self._pool.last_error
+        state = "connected" if live else "failing" if error is not None else "idle"
         report: dict[str, Any] = {"state": state, "sessions": live}
-        if self._last_error is not None:
-            report["error"] = self._last_error
-            report["failures"] = self._failures
+        if error is not None:
+            report["error"] = error
+            report["failures"] = self._pool.failures
         return report
-
-    def _forget_ended_slots(self) -> None:
-        """Drop the slots of identities whose session ended (idle, closed) and that nobody is using."""
-        for key, slot in list(self._slots.items()):
-            if slot.session is not None and not slot.session.alive and not slot.lock.locked() and not slot.active:
-                del self._slots[key]
 
     async def release(self, readonly_context: ReadonlyContext | None = None) -> None:
         """End the session of a context's identity now (e.g. when the downstream session it served ended)."""
-        key, _, _ = await self._identity(readonly_context)
-        slot = self._slots.pop(key, None)
-        if slot is not None and slot.session is not None:
-            await slot.session.aclose()
-
-    async def _discard(self, slot: SessionSlot, session: UpstreamSession) -> None:
-        if slot.session is session:
-            slot.session = None
-            slot.tools = None
-        await session.aclose()
-
-    @staticmethod
-    def _is_dead(session: UpstreamSession, error: MCPError) -> bool:
-        return error.code == types.CONNECTION_CLOSED or not session.alive
-
-    async def _request(
-        self,
-        context: ReadonlyContext | None,
-        what: str,
-        send: Callable[[SessionSlot, UpstreamSession], Awaitable[_T]],
-    ) -> _T:
-        """Send an idempotent request; if the session turns out dead, send it once more on a fresh session."""
-        for attempt in range(2):
-            slot, session = await self._slot(context)
-            try:
-                with session.busy():
-                    return await send(slot, session)
-            except MCPError as exc:
-                if not self._is_dead(session, exc):
-                    raise
-                await self._discard(slot, session)
-                if attempt:
-                    raise UpstreamUnavailableError(
-                        f"{what} failed: the session with {session.description} ended twice in a row ({exc.message})."
-                    ) from exc
-                logger.info("The session with %s ended (%s); reconnecting for %s.", session.description, exc, what)
-        raise AssertionError("unreachable")  # pragma: no cover
+        await self._pool.release(readonly_context)
 
     async def session(self, readonly_context: ReadonlyContext | None = None) -> UpstreamSession:
         """The live session for a context (opened on first use)."""
-        return (await self._slot(readonly_context))[1]
+        return (await self._pool.slot(readonly_context))[1]
 
     # --- tools --------------------------------------------------------------------------------------------------
 
@@ -347,7 +221,7 @@ class McpToolset(BaseToolset):
             return tools
 
         try:
-            return await self._request(readonly_context, "Listing the tools", list_all)
+            return await self._pool.request(readonly_context, "Listing the tools", list_all)
         except MCPError as exc:
             raise UpstreamUnavailableError(
                 f"Listing the tools of {self.connection_params.describe()} failed: {exc.message}"
@@ -372,7 +246,7 @@ class McpToolset(BaseToolset):
             UpstreamUnavailableError: the upstream cannot be reached, or its session ended during the call.
             MCPError: the upstream answered with a JSON-RPC error (unknown tool, bad request, timeout).
         """
-        slot, session = await self._slot(tool_context)
+        slot, session = await self._pool.slot(tool_context)
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             if self.progress_callback is not None:
@@ -385,9 +259,9 @@ class McpToolset(BaseToolset):
             with session.busy():
                 return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
         except MCPError as exc:
-            if not self._is_dead(session, exc):
+            if not self._pool.is_dead(session, exc):
                 raise
-            await self._discard(slot, session)
+            await self._pool.discard(slot, session)
             if session.expired:
                 raise UpstreamUnavailableError(
                     f"{session.description} no longer knows this session (the server restarted or expired it), "
@@ -412,13 +286,13 @@ class McpToolset(BaseToolset):
                 lambda page: page.resources,
             )
 
-        return await self._request(readonly_context, "Listing the resources", list_all)
+        return await self._pool.request(readonly_context, "Listing the resources", list_all)
 
     async def read_resource(
         self, uri: str, readonly_context: ReadonlyContext | None = None
     ) -> types.ReadResourceResult:
         """Read one resource."""
-        return await self._request(
+        return await self._pool.request(
             readonly_context,
             f"Reading {uri}",
             lambda _slot, session: session.client.read_resource(uri, meta=session.meta),
@@ -433,13 +307,13 @@ class McpToolset(BaseToolset):
                 lambda page: page.prompts,
             )
 
-        return await self._request(readonly_context, "Listing the prompts", list_all)
+        return await self._pool.request(readonly_context, "Listing the prompts", list_all)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, readonly_context: ReadonlyContext | None = None
     ) -> types.GetPromptResult:
         """Render one prompt."""
-        return await self._request(
+        return await self._pool.request(
             readonly_context,
             f"Getting the prompt {name!r}",
             lambda _slot, session: session.client.get_prompt(name, arguments, meta=session.meta),

@@ -98,9 +98,10 @@ def our_stdio(state: Path, **options: Any) -> StdioConnectionParams:
     )
 
 
-def tiny_stdio(**options: Any) -> StdioConnectionParams:
-    """`tiny_stdio_server.py`: a standard-library MCP server that starts in milliseconds."""
-    return StdioConnectionParams(command=sys.executable, args=["-I", str(HERE / "tiny_stdio_server.py")], **options)
+def tiny_stdio(*flags: str, **options: Any) -> StdioConnectionParams:
+    """`tiny_stdio_server.py` (with `flags`, e.g. `--linger`): a standard-library MCP server that starts at once."""
+    args = ["-I", str(HERE / "tiny_stdio_server.py"), *flags]
+    return StdioConnectionParams(command=sys.executable, args=args, **options)
 
 
 def sdk_stdio(**options: Any) -> StdioConnectionParams:

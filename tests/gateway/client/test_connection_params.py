@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.client import McpToolset, SseConnectionParams, StdioConnectionParams, StreamableHTTPConnectionParams
-from gateway.errors import GatewayError
+from gateway.client import SseConnectionParams, StdioConnectionParams, StreamableHTTPConnectionParams
 
 
 def test_an_http_upstream_is_described_without_its_credentials_or_query_values() -> None:
@@ -28,10 +27,3 @@ def test_identity_headers_replace_static_ones_whatever_their_case() -> None:
 def test_unknown_options_are_refused() -> None:
     with pytest.raises(ValueError, match="timeout"):
         StreamableHTTPConnectionParams(url="http://127.0.0.1/mcp", timeout=5)  # type: ignore[call-arg]
-
-
-@pytest.mark.anyio
-async def test_a_toolset_used_outside_async_with_says_how_to_open_it() -> None:
-    toolset = McpToolset(connection_params=StdioConnectionParams(command="true"))
-    with pytest.raises(GatewayError, match="async with McpToolset"):
-        await toolset.get_tools()

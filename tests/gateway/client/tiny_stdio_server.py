@@ -1,13 +1,15 @@
 """A minimal handshake-era MCP server over stdio, standard library only, so that it starts in milliseconds.
 
 Tools: `echo(text)` answers at once; `hang()` reports progress once (when the call carries a progress token) and
-never answers. The process ends when its stdin closes.
+never answers. The process ends when its stdin closes — or, with `--linger`, lives on for a minute after that (a
+server that only a signal ends, so a test can tell whether its client stopped it).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 TOOLS = [
@@ -67,3 +69,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    if "--linger" in sys.argv:
+        time.sleep(60)

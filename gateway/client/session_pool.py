@@ -1,0 +1,265 @@
+"""`SessionPool`: the upstream sessions of one toolset — one per identity, opened on demand, backed off while failing.
+
+An identity is the `session_key` and the headers that `header_provider` give a context (all callers share one
+session when there is neither). A session whose transport ended (a stdio child that exited, a closed SSE stream) is
+replaced before the next request; idempotent requests (`request`) are sent once more on a fresh session when the
+session turns out dead. A failed connection backs off: 0.5 s, 1 s, 2 s ... 30 s, during which requests fail at once
+with the last error. A session with nothing in flight for `idle_timeout` seconds closes itself.
+
+Where the sessions' owner tasks live: in the task group of `async with pool` when the pool is entered (an
+`McpToolset` used as a context manager); otherwise in a `DetachedTaskGroup` started on first use, which `close()`
+ends — as does the pool being garbage-collected, or the event loop shutting down.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import logging
+import time
+import weakref
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Final, Self, TypeVar, cast
+
+import anyio
+import anyio.abc
+from mcp import MCPError, types
+
+from gateway.client._detached import DetachedTaskGroup
+from gateway.client.connection import ConnectionParams
+from gateway.client.session_slot import SessionSlot
+from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
+from gateway.errors import UpstreamUnavailableError
+from gateway.tools import ReadonlyContext
+
+__all__ = ["HeaderProvider", "SessionCallbacks", "SessionPool"]
+
+logger = logging.getLogger(__name__)
+
+HeaderProvider = Callable[[ReadonlyContext], dict[str, str] | Awaitable[dict[str, str]]]
+SessionCallbacks = Callable[[SessionSlot, ReadonlyContext | None], ClientCallbacks]
+"""The callbacks a new session of a slot gets, given the context that opens it."""
+_T = TypeVar("_T")
+
+_FIRST_BACKOFF: Final = 0.5
+_MAX_BACKOFF: Final = 30.0
+
+
+class SessionPool:
+    """Upstream sessions by identity, and the task group their owner tasks run in.
+
+    Args:
+        params: how to reach the upstream.
+        callbacks: the client callbacks for a new session.
+        mode: the protocol era to ask for (`auto`, `legacy`, `2026-07-28`).
+        header_provider: headers for a context; each distinct set gets its own session.
+        session_key: a key for a context; each distinct key gets its own session.
+        session_meta_key: a `_meta` key carrying a digest of the session key on every request.
+        idle_timeout: seconds without a request in flight after which a session closes itself (None: never).
+    """
+
+    def __init__(
+        self,
+        params: ConnectionParams,
+        callbacks: SessionCallbacks,
+        *,
+        mode: str = "auto",
+        header_provider: HeaderProvider | None = None,
+        session_key: Callable[[ReadonlyContext], str] | None = None,
+        session_meta_key: str | None = None,
+        idle_timeout: float | None = None,
+    ) -> None:
+        self.params = params
+        self.mode = mode
+        self.header_provider = header_provider
+        self.session_key = session_key
+        self.session_meta_key = session_meta_key
+        self.idle_timeout = idle_timeout
+        self._callbacks = callbacks
+        self._slots: dict[str, SessionSlot] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._detached: DetachedTaskGroup | None = None
+        self._detached_lock = anyio.Lock()
+        self._failures = 0
+        self._last_error: str | None = None
+        self._retry_at = 0.0
+
+    # --- where owner tasks run ----------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        task_group = anyio.create_task_group()
+        await task_group.__aenter__()
+        self._task_group = task_group
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        task_group, self._task_group = self._task_group, None
+        with anyio.CancelScope(shield=True):
+            await self.close()
+        if task_group is not None:
+            task_group.cancel_scope.cancel()
+            # The block's own exception propagates as it is; the owner tasks never raise into the group.
+            await task_group.__aexit__(None, None, None)
+
+    async def _owners(self) -> anyio.abc.TaskGroup:
+        """The task group new sessions' owner tasks start in (a detached one, started now, outside `async with`)."""
+        if self._task_group is not None:
+            return self._task_group
+        async with self._detached_lock:
+            if self._detached is None or not self._detached.open:
+                detached = await DetachedTaskGroup.start()
+                # A pool dropped without close still ends its sessions (and their stdio children).
+                weakref.finalize(self, detached.stop_soon)
+                self._detached = detached
+            return self._detached.task_group
+
+    async def close(self) -> None:
+        """End every session (stdio children are killed with their process group); the pool stays usable."""
+        slots, self._slots = list(self._slots.values()), {}
+        async with anyio.create_task_group() as tg:
+            for slot in slots:
+                if slot.session is not None:
+                    tg.start_soon(slot.session.aclose)
+        detached, self._detached = self._detached, None
+        if detached is not None:
+            await detached.aclose()
+
+    # --- identities ---------------------------------------------------------------------------------------------
+
+    async def _headers(self, context: ReadonlyContext | None) -> dict[str, str] | None:
+        if self.header_provider is None or context is None:
+            return None
+        headers = self.header_provider(context)
+        if inspect.isawaitable(headers):
+            headers = await headers
+        return dict(headers)
+
+    async def _identity(self, context: ReadonlyContext | None) -> tuple[str, str, dict[str, str] | None]:
+        """The slot key, the session key and the headers of a context."""
+        headers = await self._headers(context)
+        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
+        return json.dumps([identity, headers or {}], sort_keys=True), identity, headers
+
+    def _session_meta(self, identity: str) -> types.RequestParamsMeta | None:
+        if not self.session_meta_key or not identity:
+            return None
+        # A digest: the upstream needs a stable, distinct key, not the downstream's user and session ids.
+        digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
+        return cast("types.RequestParamsMeta", {self.session_meta_key: digest})
+
+    # --- sessions -----------------------------------------------------------------------------------------------
+
+    async def slot(self, context: ReadonlyContext | None) -> tuple[SessionSlot, UpstreamSession]:
+        """The slot of a context's identity and its live session (opened now if it has none).
+
+        Raises:
+            UpstreamUnavailableError: the upstream cannot be reached (or failed moments ago and is backed off).
+        """
+        key, identity, headers = await self._identity(context)
+        slot = self._slots.get(key)
+        if slot is None:
+            self._forget_ended_slots()
+            slot = self._slots[key] = SessionSlot()
+        async with slot.lock:
+            if slot.session is None or not slot.session.alive:
+                stale, slot.session, slot.tools = slot.session, None, None
+                if stale is not None:
+                    await stale.aclose()
+                wait = self._retry_at - time.monotonic()
+                if wait > 0 and self._last_error is not None:
+                    raise UpstreamUnavailableError(f"{self._last_error} (next attempt in {wait:.1f} s)")
+                owners = await self._owners()
+                try:
+                    session = await open_upstream(
+                        owners,
+                        self.params,
+                        self._callbacks(slot, context),
+                        headers=headers,
+                        mode=self.mode,
+                        idle_timeout=self.idle_timeout,
+                    )
+                except UpstreamUnavailableError as exc:
+                    self._failures += 1
+                    self._last_error = str(exc)
+                    self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
+                    raise
+                self._failures, self._last_error, self._retry_at = 0, None, 0.0
+                session.meta = self._session_meta(identity)
+                slot.session = session
+            return slot, slot.session
+
+    async def open_session(self, context: ReadonlyContext | None) -> UpstreamSession | None:
+        """The live session of a context's identity if one is open (none is opened)."""
+        key, _, _ = await self._identity(context)
+        slot = self._slots.get(key)
+        session = slot.session if slot is not None else None
+        return session if session is not None and session.alive else None
+
+    def _forget_ended_slots(self) -> None:
+        """Drop the slots of identities whose session ended (idle, closed) and that nobody is using."""
+        for key, slot in list(self._slots.items()):
+            if slot.session is not None and not slot.session.alive and not slot.lock.locked() and not slot.active:
+                del self._slots[key]
+
+    async def release(self, context: ReadonlyContext | None) -> None:
+        """End the session of a context's identity now."""
+        key, _, _ = await self._identity(context)
+        slot = self._slots.pop(key, None)
+        if slot is not None and slot.session is not None:
+            await slot.session.aclose()
+
+    async def discard(self, slot: SessionSlot, session: UpstreamSession) -> None:
+        """Drop a session found dead, so the slot's next request opens a fresh one."""
+        if slot.session is session:
+            slot.session = None
+            slot.tools = None
+        await session.aclose()
+
+    @staticmethod
+    def is_dead(session: UpstreamSession, error: MCPError) -> bool:
+        """Whether an error means the session is gone (rather than the request failing)."""
+        return error.code == types.CONNECTION_CLOSED or not session.alive
+
+    async def request(
+        self,
+        context: ReadonlyContext | None,
+        what: str,
+        send: Callable[[SessionSlot, UpstreamSession], Awaitable[_T]],
+    ) -> _T:
+        """Send an idempotent request; if the session turns out dead, send it once more on a fresh session."""
+        for attempt in range(2):
+            slot, session = await self.slot(context)
+            try:
+                with session.busy():
+                    return await send(slot, session)
+            except MCPError as exc:
+                if not self.is_dead(session, exc):
+                    raise
+                await self.discard(slot, session)
+                if attempt:
+                    raise UpstreamUnavailableError(
+                        f"{what} failed: the session with {session.description} ended twice in a row ({exc.message})."
+                    ) from exc
+                logger.info("The session with %s ended (%s); reconnecting for %s.", session.description, exc, what)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # --- health -------------------------------------------------------------------------------------------------
+
+    @property
+    def live_sessions(self) -> int:
+        """How many sessions are open now."""
+        return sum(1 for slot in self._slots.values() if slot.session is not None and slot.session.alive)
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the last connection attempt failed (None once one succeeded)."""
+        return self._last_error
+
+    @property
+    def failures(self) -> int:
+        """Connection attempts failed in a row."""
+        return self._failures
