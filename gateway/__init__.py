@@ -10,6 +10,7 @@ from gateway.client import (
 from gateway.errors import (
     ConfigError,
     GatewayError,
+    MissingExtraError,
     NameConflictError,
     ServiceNotConfiguredError,
     ToolDefinitionError,
@@ -47,6 +48,7 @@ __all__ = [
     "LongRunningFunctionTool",
     "McpTool",
     "McpToolset",
+    "MissingExtraError",
     "NameConflictError",
     "ReadonlyContext",
     "ServiceNotConfiguredError",

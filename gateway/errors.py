@@ -7,10 +7,12 @@
     ├── NameConflictError          two sources publish the same tool name
     ├── ServiceNotConfiguredError  a ToolContext service (artifacts, MCP client features) is not available here
     ├── UpstreamUnavailableError   an upstream MCP server cannot be reached or died
-    └── UpstreamProtocolError      an upstream answered, but not as MCP allows
+    ├── UpstreamProtocolError      an upstream answered, but not as MCP allows
+    └── MissingExtraError          a feature needs an optional extra that is not installed (names the pip command)
 
 `ServiceNotConfiguredError` is also a `ValueError`, because ADK raises `ValueError` in the same situations
-(`'Artifact service is not initialized.'`) and ADK code catches that.
+(`'Artifact service is not initialized.'`) and ADK code catches that. `MissingExtraError` is also an
+`ImportError`, which is what it replaces.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 __all__ = [
     "ConfigError",
     "GatewayError",
+    "MissingExtraError",
     "NameConflictError",
     "ServiceNotConfiguredError",
     "ToolDefinitionError",
@@ -57,3 +60,7 @@ class UpstreamUnavailableError(GatewayError, ConnectionError):
 
 class UpstreamProtocolError(GatewayError):
     """An upstream answered in a way MCP does not allow."""
+
+
+class MissingExtraError(GatewayError, ImportError):
+    """A feature needs an optional extra (`pip install "adk-mcp-gateway[adk]"`) that is not installed."""

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from gateway.errors import ConfigError, ToolDefinitionError
+from gateway.adk import adk_kind
+from gateway.errors import ConfigError, MissingExtraError, ToolDefinitionError
 from gateway.tools import BaseTool, BaseToolset
 from gateway.tools.tool_union import as_tool
 
@@ -48,20 +49,36 @@ def _import_module(name: str) -> ModuleType:
         raise ConfigError(f"Importing module {name!r} failed: {type(exc).__name__}: {exc}") from exc
 
 
+def _is_tool_object(value: object) -> bool:
+    """Ours or google-adk's `BaseTool`/`BaseToolset` (an ADK agent is published only when named)."""
+    return isinstance(value, BaseTool | BaseToolset) or adk_kind(value) in ("tool", "toolset")
+
+
+def _wrapped_functions(values: list[object]) -> set[int]:
+    """The ids of the functions the given tool objects wrap (`FunctionTool(f).func`, ours and google-adk's)."""
+    return {id(func) for value in values if _is_tool_object(value) and (func := getattr(value, "func", None))}
+
+
 def _module_tools(module: ModuleType, reference: str) -> list[BaseTool | BaseToolset]:
-    """The module's `__all__`, else the public functions it defines and the tool objects it holds."""
+    """The module's `__all__`, else the public functions it defines and the tool objects it holds.
+
+    A function that a tool object of the same selection wraps is published through that tool only: a module with
+    `def wipe(...)` and `wipe_tool = FunctionTool(wipe, require_confirmation=True)` publishes one tool, as the tool
+    object configures it.
+    """
     exported: list[str] | None = getattr(module, "__all__", None)
     if exported is not None:
-        return [_coerce(getattr(module, name), f"{reference}:{name}") for name in exported]
-    found: list[BaseTool | BaseToolset] = []
-    for name, value in vars(module).items():
-        if name.startswith("_"):
-            continue
-        if isinstance(value, BaseTool | BaseToolset):
-            found.append(value)
-        elif inspect.isfunction(value) and value.__module__ == module.__name__:
-            found.append(_coerce(value, f"{reference}:{name}"))
-    if not found:
+        chosen = [(name, getattr(module, name)) for name in exported]
+    else:
+        chosen = [
+            (name, value)
+            for name, value in vars(module).items()
+            if not name.startswith("_")
+            and (_is_tool_object(value) or (inspect.isfunction(value) and value.__module__ == module.__name__))
+        ]
+    wrapped = _wrapped_functions([value for _, value in chosen])
+    found = [_coerce(value, f"{reference}:{name}") for name, value in chosen if id(value) not in wrapped]
+    if not found and exported is None:
         raise ConfigError(f"{reference!r} defines no public functions or tools to publish.")
     return found
 
@@ -69,7 +86,7 @@ def _module_tools(module: ModuleType, reference: str) -> list[BaseTool | BaseToo
 def _coerce(value: object, reference: str) -> BaseTool | BaseToolset:
     try:
         return as_tool(value)
-    except ToolDefinitionError as exc:
+    except (ToolDefinitionError, MissingExtraError) as exc:
         raise ConfigError(f"{reference!r}: {exc}") from exc
 
 

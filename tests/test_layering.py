@@ -57,3 +57,11 @@ def test_the_layering_check_catches_a_forbidden_import(tmp_path: Path) -> None:
 @pytest.mark.parametrize("package", ["adapters", "gateway"])
 def test_nothing_imports_the_examples_or_tests(package: str) -> None:
     assert _violations(package, ("examples", "tests")) == []
+
+
+def test_only_the_adk_bridge_imports_google_adk() -> None:
+    # google-adk is the optional `adk` extra: everything outside gateway/adk must work without it.
+    adk_packages = ("google.adk", "google.genai")
+    found = _violations("gateway", adk_packages) + _violations("adapters", adk_packages)
+    assert [line for line in found if not line.startswith(str(Path("gateway", "adk")) + "/")] == []
+    assert found, "the bridge itself imports google-adk, so the check sees something"

@@ -59,8 +59,14 @@ class McpTool(BaseTool):
             return await call_predicate(policy, args, tool_context)
         return bool(policy)
 
-    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
-        """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure)."""
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure).
+
+        `tool_context=None` (as ADK's documented MCP-server recipe passes) runs it with a fresh context: progress
+        is kept in its `ProgressLog`, and questions from the upstream are declined.
+        """
+        if tool_context is None:
+            tool_context = ToolContext()
         if await self.check_require_confirmation(args, tool_context):
             confirmation = tool_context.tool_confirmation
             if confirmation is None:

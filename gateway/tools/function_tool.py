@@ -204,13 +204,16 @@ class FunctionTool(BaseTool):
             return await call_predicate(policy, args, tool_context)
         return bool(policy)
 
-    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Call the function as ADK does, after checking and validating the arguments.
 
         Returns ADK's error dict (and does not call the function) for missing or invalid arguments and for a
         call that awaits or lost a confirmation; otherwise the function's result, a non-dict wrapped as
-        `{"result": value}`. Exceptions raised by the function propagate.
+        `{"result": value}`. Exceptions raised by the function propagate. With `tool_context=None` the call gets
+        a fresh context (a generator's updates are kept in its `ProgressLog`).
         """
+        if tool_context is None:
+            tool_context = ToolContext()
         args = dict(args or {})
         given = {k: v for k, v in args.items() if k in self._known}
         extra = {k: v for k, v in args.items() if k not in self._known and k not in _RUNTIME_PARAMETERS}

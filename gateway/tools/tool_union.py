@@ -14,17 +14,25 @@ from gateway.tools.function_tool import FunctionTool
 __all__ = ["ToolUnion", "as_tool"]
 
 ToolUnion = Callable[..., Any] | BaseTool | BaseToolset
-"""A plain callable (wrapped in a `FunctionTool`), any `BaseTool`, or any `BaseToolset`."""
+"""A plain callable (wrapped in a `FunctionTool`), any `BaseTool`, or any `BaseToolset`; google-adk's too."""
 
 
 def as_tool(item: object) -> BaseTool | BaseToolset:
     """Turn one `ToolUnion` member into a tool or toolset.
 
+    A google-adk tool, toolset or agent goes through the `adk` bridge (`gateway.adk.from_adk`).
+
     Raises:
         ToolDefinitionError: `item` is a class or not callable at all.
+        MissingExtraError: `item` is a google-adk object but the bridge cannot import google-adk.
     """
     if isinstance(item, BaseTool | BaseToolset):
         return item
+    # Imported here: the bridge is optional, and it builds on this package.
+    from gateway.adk import adk_kind, from_adk
+
+    if adk_kind(item) is not None:
+        return from_adk(item)
     if inspect.isclass(item):
         raise ToolDefinitionError(
             f"{item.__qualname__} is a class, not a tool: pass an instance (a BaseTool, a BaseToolset or a "

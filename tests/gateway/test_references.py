@@ -78,3 +78,44 @@ def test_an_error_inside_a_tool_file_names_the_file(tmp_path: Path) -> None:
     source.write_text("raise RuntimeError('boom')\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"Importing tool file .*broken.py' failed: RuntimeError: boom"):
         load_tools(str(source))
+
+
+@pytest.mark.parametrize(
+    "tool_class",
+    ["gateway.FunctionTool", "google.adk.tools.FunctionTool"],
+    ids=["ours", "google-adk"],
+)
+def test_a_function_wrapped_by_a_tool_object_in_the_module_is_published_once_through_the_tool(
+    tool_class: str, tmp_path: Path
+) -> None:
+    module, _, name = tool_class.rpartition(".")
+    source = tmp_path / "buckets.py"
+    source.write_text(
+        f"from {module} import {name}\n"
+        "def wipe(bucket: str) -> str:\n    return bucket\n"
+        "def keep(bucket: str) -> str:\n    return bucket\n"
+        f"wipe_tool = {name}(wipe, require_confirmation=True)\n",
+        encoding="utf-8",
+    )
+    tools = load_tools(str(source))
+    assert sorted(tool.name for tool in tools) == ["keep", "wipe"]  # pyright: ignore[reportAttributeAccessIssue]
+    (wipe,) = [tool for tool in tools if tool.name == "wipe"]  # pyright: ignore[reportAttributeAccessIssue]
+    # The published tool is the one the tool object configures (it asks for confirmation), not the bare function.
+    inner = getattr(wipe, "adk_tool", wipe)
+    assert inner.func.__name__ == "wipe"
+    assert type(inner).__name__ == "FunctionTool"
+    assert getattr(inner, "_require_confirmation", None) is True
+
+
+def test_an_all_naming_both_a_function_and_its_tool_object_publishes_the_tool_only(tmp_path: Path) -> None:
+    source = tmp_path / "buckets.py"
+    source.write_text(
+        "from gateway import FunctionTool\n"
+        "__all__ = ['wipe', 'wipe_tool']\n"
+        "def wipe(bucket: str) -> str:\n    return bucket\n"
+        "wipe_tool = FunctionTool(wipe, require_confirmation=True)\n",
+        encoding="utf-8",
+    )
+    (tool,) = load_tools(str(source))
+    assert isinstance(tool, FunctionTool)
+    assert tool.require_confirmation is True

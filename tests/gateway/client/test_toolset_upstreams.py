@@ -7,6 +7,7 @@ start); tests that change the toolset's filter, prefix or confirmation policy pu
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import AsyncGenerator, Generator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -267,3 +268,18 @@ async def test_the_session_speaks_the_era_it_was_asked_for(connected: Connected)
         session = await connected.toolset.session()
     expected = "2025-11-25" if connected.mode == "legacy" else "2026-07-28"
     assert session.client.protocol_version == expected
+
+
+@pytest.mark.anyio
+async def test_a_call_without_a_tool_context_ignores_progress_quietly(
+    connected: Connected, caplog: pytest.LogCaptureFixture
+) -> None:
+    connected.recorder.progress.clear()
+    tool = await connected.tool("count_up")
+    with anyio.fail_after(DEADLINE):
+        # ADK's documented MCP-server recipe calls tools with `tool_context=None`.
+        response = await tool.run_async(args={"steps": 2}, tool_context=None)  # pyright: ignore[reportArgumentType]
+    assert response == {"counted": 2}
+    assert [message for _, _, message in connected.recorder.progress] == ["step 1 of 2", "step 2 of 2"]
+    # The SDK logs (and swallows) an exception raised in a progress callback: there must be none.
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR] == []

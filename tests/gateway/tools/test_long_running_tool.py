@@ -325,3 +325,14 @@ async def test_a_cancel_scope_around_the_call_stops_a_generator_between_steps() 
 
     assert scope.cancelled_caught
     assert events == ["finally"]
+
+
+@pytest.mark.anyio
+async def test_a_generator_called_without_a_tool_context_ignores_its_progress_quietly() -> None:
+    async def build(steps: int) -> AsyncIterator[str]:
+        for step in range(steps):
+            yield f"step {step + 1}"
+
+    # ADK's documented MCP-server recipe calls tools with `tool_context=None`.
+    result = await LongRunningFunctionTool(build).run_async(args={"steps": 2}, tool_context=None)
+    assert result == {"result": "step 2"}

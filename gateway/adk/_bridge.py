@@ -1,0 +1,22 @@
+"""`from_adk` and `to_adk`, once google-adk is known to be importable (see the package docstring)."""
+
+from __future__ import annotations
+
+from google.adk.tools.base_tool import BaseTool as AdkBaseTool
+from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
+
+from gateway.adk.served_tool import AdkTool, AdkToolset
+from gateway.tools import BaseTool, BaseToolset
+
+__all__ = ["from_adk"]
+
+
+def from_adk(obj: object) -> BaseTool | BaseToolset:
+    """See `gateway.adk.from_adk`."""
+    if isinstance(obj, AdkBaseTool):
+        return AdkTool(obj)
+    if isinstance(obj, AdkBaseToolset):
+        return AdkToolset(obj)
+    raise TypeError(
+        f"from_adk() takes a google-adk BaseTool, BaseToolset or agent, got {type(obj).__name__}: {obj!r:.80}"
+    )

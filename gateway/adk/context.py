@@ -1,0 +1,94 @@
+"""A call's context both ways: a real google-adk `ToolContext` over one of ours, and one of ours over ADK's.
+
+Serving an ADK tool, the ADK context's session is the MCP session: its state is the session's state as our server
+loaded it from the store (all four scopes), and what the tool asks for afterwards (state delta, confirmation,
+skipped summarization) is copied back onto our context, which the server writes to the store and turns into
+elicitation. Handing our tool to an ADK agent, the same copy runs the other way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
+from google.adk.sessions import BaseSessionService, Session
+from google.adk.tools.tool_confirmation import ToolConfirmation as AdkToolConfirmation
+from google.adk.tools.tool_context import ToolContext as AdkToolContext
+
+from gateway.tools import ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
+
+__all__ = ["adk_readonly_context", "adk_tool_context", "gateway_tool_context", "settle_in_adk", "settle_in_gateway"]
+
+_SESSIONLESS = "mcp"
+"""The ADK session id of a context that names no session (a tool run outside any MCP session)."""
+
+
+def _invocation(context: ReadonlyContext, state: Mapping[str, Any], sessions: BaseSessionService) -> InvocationContext:
+    session = Session(
+        id=context.session_id or _SESSIONLESS, app_name=context.app_name, user_id=context.user_id, state=dict(state)
+    )
+    return InvocationContext(session_service=sessions, invocation_id=context.invocation_id, session=session)
+
+
+def adk_readonly_context(context: ReadonlyContext | None, sessions: BaseSessionService) -> AdkReadonlyContext | None:
+    """An ADK `ReadonlyContext` over the same session and state (for a toolset's filter and headers)."""
+    if context is None:
+        return None
+    return AdkReadonlyContext(_invocation(context, context.state, sessions))
+
+
+def adk_tool_context(context: ToolContext, sessions: BaseSessionService) -> AdkToolContext:
+    """A real google-adk `ToolContext` for one call: same session, state, call id and confirmation."""
+    confirmation = context.tool_confirmation
+    return AdkToolContext(
+        _invocation(context, context.state.to_dict(), sessions),
+        function_call_id=context.function_call_id,
+        tool_confirmation=None
+        if confirmation is None
+        else AdkToolConfirmation(
+            hint=confirmation.hint, confirmed=confirmation.confirmed, payload=confirmation.payload
+        ),
+    )
+
+
+def settle_in_gateway(adk_context: AdkToolContext, context: ToolContext) -> None:
+    """Copy what an ADK tool asked for onto our context: state writes, confirmation requests, skip_summarization."""
+    actions = adk_context.actions
+    for key, value in actions.state_delta.items():
+        context.state[key] = value
+    for request in actions.requested_tool_confirmations.values():
+        context.request_confirmation(hint=request.hint, payload=request.payload)
+    if actions.skip_summarization:
+        context.actions.skip_summarization = True
+
+
+def gateway_tool_context(adk_context: AdkToolContext, client: ClientFeatures) -> ToolContext:
+    """Our `ToolContext` for a call an ADK agent makes: the ADK session's state, call id and confirmation."""
+    confirmation = adk_context.tool_confirmation
+    session = adk_context.session
+    return ToolContext(
+        state=State(adk_context.state.to_dict()),
+        function_call_id=adk_context.function_call_id,
+        tool_confirmation=None
+        if confirmation is None
+        else ToolConfirmation(hint=confirmation.hint, confirmed=confirmation.confirmed, payload=confirmation.payload),
+        client=client,
+        app_name=session.app_name,
+        user_id=session.user_id,
+        session_id=session.id,
+        invocation_id=adk_context.invocation_id,
+        agent_name=adk_context.agent_name,
+    )
+
+
+def settle_in_adk(context: ToolContext, adk_context: AdkToolContext) -> None:
+    """Copy what our tool asked for onto the ADK context, where ADK's flow acts on it."""
+    actions = context.actions
+    for key, value in actions.state_delta.items():
+        adk_context.state[key] = value
+    for request in actions.requested_tool_confirmations.values():
+        adk_context.request_confirmation(hint=request.hint, payload=request.payload)
+    if actions.skip_summarization:
+        adk_context.actions.skip_summarization = True

@@ -1,0 +1,165 @@
+"""google-adk tools and toolsets served by our server: `AdkTool` and `AdkToolset`.
+
+An `AdkTool` is one of our `BaseTool`s around a google-adk `BaseTool`. Its MCP declaration is the ADK tool's own
+(`_get_declaration()`, converted exactly); a call runs the ADK tool's own `run_async` with a real google-adk
+`ToolContext` whose session state is the MCP session's, behind the same confirmation gate ADK's flow puts before
+every tool. Whatever the ADK tool asks for (state writes, a confirmation) is copied onto our context, so the server
+stores the state and asks the MCP client to confirm, exactly as for our own tools.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import weakref
+from typing import Any, cast
+
+from google.adk.sessions import BaseSessionService, InMemorySessionService
+from google.adk.tools.base_tool import BaseTool as AdkBaseTool
+from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
+from google.adk.tools.tool_context import ToolContext as AdkToolContext
+from google.genai import types as genai_types
+
+from adapters import FunctionDeclaration, Media
+from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_in_gateway
+from gateway.adk.declarations import declaration_from_adk
+from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
+from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED, confirmation_hint
+
+__all__ = ["AdkTool", "AdkToolset"]
+
+
+async def _confirmation_gate(tool: AdkBaseTool, args: dict[str, Any], context: AdkToolContext) -> dict[str, str] | None:
+    """ADK's flow-level gate (google-adk keeps it in a private module): the answer instead of running, or None.
+
+    It covers every ADK tool that overrides `check_require_confirmation`, not only those whose `run_async` asks.
+    """
+    required: Any = tool.check_require_confirmation(args, context)
+    if inspect.isawaitable(required):
+        required = await required
+    if required is not True:
+        return None
+    if context.tool_confirmation is None:
+        context.request_confirmation(hint=confirmation_hint(tool.name))
+        return {"error": CONFIRMATION_REQUIRED}
+    if not context.tool_confirmation.confirmed:
+        return {"error": CONFIRMATION_REJECTED}
+    return None
+
+
+def _media(part: genai_types.Part) -> Media | None:
+    blob = part.inline_data
+    if blob is None or blob.data is None:
+        return None
+    return Media(data=blob.data, mime_type=blob.mime_type or "application/octet-stream")
+
+
+def _typed_part(media: Media) -> dict[str, Any]:
+    kind = "image" if media.mime_type.startswith("image/") else "audio" if media.mime_type.startswith("audio/") else ""
+    data = base64.b64encode(media.data).decode()
+    if kind:
+        return {"type": kind, "data": data, "mime_type": media.mime_type}
+    return {
+        "type": "resource",
+        "resource": {"uri": "resource://adk-tool/inline-data", "blob": data, "mime_type": media.mime_type},
+    }
+
+
+def _media_list(value: object) -> list[Media] | None:
+    """The media of a part or of a non-empty list of parts that all carry inline data; None otherwise."""
+    items: list[Any] = (
+        [value] if isinstance(value, genai_types.Part) else cast("list[Any]", value) if isinstance(value, list) else []
+    )
+    media = [_media(item) if isinstance(item, genai_types.Part) else None for item in items]
+    if not media or any(m is None for m in media):
+        return None
+    return [m for m in media if m is not None]
+
+
+def adk_response(value: Any) -> Any:
+    """An ADK tool's return value with its genai media parts as our `Media` (ADK's flow moves them out the same way).
+
+    A part or a list of parts becomes `Media`; parts among a dict's values move to the dict's typed `"parts"`.
+    """
+    if isinstance(value, genai_types.Part):
+        return _media(value) or value.text or value.model_dump(mode="json", exclude_none=True)
+    media = _media_list(value)
+    if media is not None:
+        return media
+    if not isinstance(value, dict):
+        return value
+    fields = cast("dict[str, Any]", value)
+    kept: dict[str, Any] = {}
+    parts: list[dict[str, Any]] = []
+    for key, item in fields.items():
+        found = _media_list(item)
+        if found is None:
+            kept[key] = item
+        else:
+            parts.extend(_typed_part(m) for m in found)
+    if not parts:
+        return fields
+    # As in `adapters.results`: data with a "parts" key of its own is nested under "result".
+    return {"result": kept, "parts": parts} if "parts" in kept else {**kept, "parts": parts}
+
+
+class AdkTool(BaseTool):
+    """A google-adk `BaseTool` as one of ours (see the module docstring).
+
+    Args:
+        tool: the google-adk tool (`FunctionTool`, `LongRunningFunctionTool`, `AgentTool`, an `McpTool`, ...).
+        sessions: the ADK session service its contexts name (a tool never writes to it; default: in memory).
+    """
+
+    def __init__(self, tool: AdkBaseTool, *, sessions: BaseSessionService | None = None) -> None:
+        super().__init__(name=tool.name, description=tool.description, is_long_running=tool.is_long_running)
+        self.adk_tool = tool
+        self._sessions = sessions or InMemorySessionService()
+
+    def _get_declaration(self) -> FunctionDeclaration | None:
+        declaration = self.adk_tool._get_declaration()  # pyright: ignore[reportPrivateUsage] - ADK's declaration API
+        return None if declaration is None else declaration_from_adk(declaration, name=self.adk_tool.name)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Run the ADK tool with a real google-adk `ToolContext` over `tool_context`'s session and state."""
+        context = ToolContext() if tool_context is None else tool_context
+        adk_context = adk_tool_context(context, self._sessions)
+        response = await _confirmation_gate(self.adk_tool, args, adk_context)
+        if response is None:
+            response = await self.adk_tool.run_async(args=args, tool_context=adk_context)
+        settle_in_gateway(adk_context, context)
+        return adk_response(response)
+
+
+class AdkToolset(BaseToolset):
+    """A google-adk `BaseToolset` (google-adk's `McpToolset`, a `SkillToolset`, ...) as one of ours.
+
+    Its tools are listed with a google-adk `ReadonlyContext` over the MCP session (so filters and header providers
+    see that session's state), with the toolset's own filter and prefix, and served as `AdkTool`s.
+    """
+
+    def __init__(self, toolset: AdkBaseToolset) -> None:
+        super().__init__()
+        self.adk_toolset = toolset
+        self.source_name = f"google-adk {type(toolset).__name__}"
+        self._sessions = InMemorySessionService()
+        # The same ADK tool object gets the same wrapper, so the server's catalog cache keeps working.
+        self._wrapped: weakref.WeakKeyDictionary[AdkBaseTool, AdkTool] = weakref.WeakKeyDictionary()
+
+    def _wrap(self, tool: AdkBaseTool) -> AdkTool:
+        try:
+            wrapped = self._wrapped.get(tool)
+        except TypeError:  # an unhashable tool class
+            return AdkTool(tool, sessions=self._sessions)
+        if wrapped is None or wrapped.name != tool.name:
+            wrapped = self._wrapped[tool] = AdkTool(tool, sessions=self._sessions)
+        return wrapped
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """The ADK toolset's tools (filtered and prefixed by the ADK toolset itself)."""
+        tools = await self.adk_toolset.get_tools_with_prefix(adk_readonly_context(readonly_context, self._sessions))
+        return [self._wrap(tool) for tool in tools]
+
+    async def close(self) -> None:
+        """Close the ADK toolset (an ADK `McpToolset` ends its sessions and child processes)."""
+        await self.adk_toolset.close()
