@@ -14,13 +14,16 @@ import inspect
 import weakref
 from typing import Any, cast
 
+import pydantic
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
+from google.adk.tools.mcp_tool import McpTool as AdkMcpTool
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types as genai_types
+from mcp import types
 
-from adapters import FunctionDeclaration, Media
+from adapters import FunctionDeclaration, Media, mcp_result_to_response
 from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_in_gateway
 from gateway.adk.declarations import declaration_from_adk
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
@@ -128,6 +131,13 @@ class AdkTool(BaseTool):
         if response is None:
             response = await self.adk_tool.run_async(args=args, tool_context=adk_context)
         settle_in_gateway(adk_context, context)
+        if isinstance(self.adk_tool, AdkMcpTool) and isinstance(response, dict):
+            # google-adk's McpTool answers with the upstream's `CallToolResult` dumped as a dict; read as the result
+            # it is, it follows the ADK convention (and the declared output schema) like every other tool.
+            try:
+                return mcp_result_to_response(types.CallToolResult.model_validate(response))
+            except pydantic.ValidationError:
+                pass  # an `{"error": ...}` dict of its own
         return adk_response(response)
 
 
