@@ -20,7 +20,7 @@ import anyio
 
 from adapters import declaration_to_mcp_tool
 from gateway.errors import GatewayError, UpstreamUnavailableError
-from gateway.references import load_tools
+from gateway.references import load_agent, load_tools
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolConfirmation, ToolContext
 from gateway.tools.tool_union import ToolUnion, as_tool
 
@@ -44,6 +44,7 @@ examples:
   adk-mcp-gateway serve examples/gateway.json                    # stdio, for Claude Desktop
   adk-mcp-gateway serve examples/gateway.json --transport http   # http://127.0.0.1:8000/mcp and /sse
   adk-mcp-gateway serve --tools my_tools.py                      # just local functions
+  adk-mcp-gateway serve --agent my_agent:root_agent              # a google-adk agent as one tool
   adk-mcp-gateway tools examples/gateway.json                    # the merged catalog
   adk-mcp-gateway call examples/gateway.json time_get_current_time --args '{"timezone": "UTC"}'
   adk-mcp-gateway check examples/gateway.json                    # is every upstream reachable?
@@ -54,6 +55,14 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
     parser.add_argument(
         "--tools", dest="references", action="append", default=[], metavar="REF", help="local tools (repeatable)"
+    )
+    parser.add_argument(
+        "--agent",
+        dest="agents",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="a google-adk agent, published as one tool taking a `request` (repeatable; needs the adk extra)",
     )
 
 
@@ -128,8 +137,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _sources(args: argparse.Namespace) -> tuple[list[ToolUnion], str | None]:
     """The tool sources and server name that CONFIG and --tools describe."""
-    if not args.config and not args.references:
-        raise GatewayError("Give a gateway CONFIG file, or local tools with --tools REF (or both).")
+    if not args.config and not args.references and not args.agents:
+        raise GatewayError(
+            "Give a gateway CONFIG file, local tools with --tools REF, or an ADK agent with --agent MODULE:ATTR."
+        )
     items: list[ToolUnion] = []
     name: str | None = None
     if args.config:
@@ -141,6 +152,7 @@ def _sources(args: argparse.Namespace) -> tuple[list[ToolUnion], str | None]:
         name = config.name
     for reference in args.references:
         items.extend(load_tools(reference))
+    items.extend(load_agent(reference) for reference in args.agents)
     return items, name
 
 

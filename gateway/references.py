@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from gateway.adk import adk_kind
+from gateway.adk import adk_kind, from_adk, require_adk
 from gateway.errors import ConfigError, MissingExtraError, ToolDefinitionError
 from gateway.tools import BaseTool, BaseToolset
 from gateway.tools.tool_union import as_tool
 
-__all__ = ["load_tools"]
+__all__ = ["load_agent", "load_tools"]
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -47,6 +47,10 @@ def _import_module(name: str) -> ModuleType:
         ) from exc
     except Exception as exc:
         raise ConfigError(f"Importing module {name!r} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _is_path(module_part: str) -> bool:
+    return module_part.endswith(".py") or "/" in module_part or "\\" in module_part
 
 
 def _is_tool_object(value: object) -> bool:
@@ -101,10 +105,7 @@ def load_tools(reference: str) -> list[BaseTool | BaseToolset]:
         ConfigError: the reference cannot be resolved; the message says what was found instead.
     """
     module_part, _, attr = reference.partition(":")
-    if module_part.endswith(".py") or "/" in module_part or "\\" in module_part:
-        module = _import_file(Path(module_part))
-    else:
-        module = _import_module(module_part)
+    module = _import_file(Path(module_part)) if _is_path(module_part) else _import_module(module_part)
     if not attr:
         return _module_tools(module, reference)
     if not hasattr(module, attr):
@@ -117,3 +118,24 @@ def load_tools(reference: str) -> list[BaseTool | BaseToolset]:
     if isinstance(value, list | tuple):
         return [_coerce(item, f"{reference}[{index}]") for index, item in enumerate(value)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     return [_coerce(value, reference)]
+
+
+def load_agent(reference: str) -> BaseTool | BaseToolset:
+    """Load the google-adk agent `package.module:attr` (or `path/to/file.py:attr`) as one tool that runs it.
+
+    Raises:
+        MissingExtraError: google-adk is not installed (the message names the extra).
+        ConfigError: the reference cannot be resolved or is not a google-adk agent.
+    """
+    require_adk(f"Serving the agent {reference!r}")
+    module_part, _, attr = reference.partition(":")
+    if not attr:
+        raise ConfigError(f"{reference!r}: name the agent as 'package.module:attr' or 'path/to/file.py:attr'.")
+    module = _import_file(Path(module_part)) if _is_path(module_part) else _import_module(module_part)
+    value = getattr(module, attr, None)
+    if adk_kind(value) != "agent":
+        raise ConfigError(
+            f"{reference!r} is {type(value).__name__ if hasattr(module, attr) else 'missing'}, not a google-adk "
+            "agent (an LlmAgent or another BaseAgent); use --tools for functions, tools and toolsets."
+        )
+    return from_adk(value)

@@ -21,12 +21,17 @@ from gateway.errors import MissingExtraError
 if TYPE_CHECKING:
     from gateway.tools import BaseTool, BaseToolset
 
-__all__ = ["AdkKind", "adk_kind", "from_adk"]
+__all__ = ["INSTALL_HINT", "AdkKind", "adk_kind", "from_adk", "require_adk"]
 
 INSTALL_HINT = 'pip install "adk-mcp-gateway[adk]"'
 
 
-def _require_adk(what: str) -> None:
+def require_adk(what: str) -> None:
+    """Check that google-adk can be imported.
+
+    Raises:
+        MissingExtraError: it cannot; the message names `what` needs it and the pip command that installs it.
+    """
     try:
         import google.adk  # noqa: F401  # pyright: ignore[reportUnusedImport]
     except ImportError as exc:
@@ -46,7 +51,7 @@ def from_adk(obj: object) -> BaseTool | BaseToolset:
         MissingExtraError: google-adk is not installed.
         TypeError: `obj` is not a google-adk tool, toolset or agent.
     """
-    _require_adk("from_adk()")
+    require_adk("from_adk()")
     from gateway.adk._bridge import from_adk as convert
 
     return convert(obj)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from google.adk.agents import BaseAgent
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 
+from gateway.adk.served_agent import AgentToolset
 from gateway.adk.served_tool import AdkTool, AdkToolset
 from gateway.tools import BaseTool, BaseToolset
 
@@ -17,6 +19,8 @@ def from_adk(obj: object) -> BaseTool | BaseToolset:
         return AdkTool(obj)
     if isinstance(obj, AdkBaseToolset):
         return AdkToolset(obj)
+    if isinstance(obj, BaseAgent):
+        return AgentToolset(obj)
     raise TypeError(
         f"from_adk() takes a google-adk BaseTool, BaseToolset or agent, got {type(obj).__name__}: {obj!r:.80}"
     )

@@ -57,7 +57,7 @@ def _media(part: genai_types.Part) -> Media | None:
     return Media(data=blob.data, mime_type=blob.mime_type or "application/octet-stream")
 
 
-def _typed_part(media: Media) -> dict[str, Any]:
+def typed_part(media: Media) -> dict[str, Any]:
     kind = "image" if media.mime_type.startswith("image/") else "audio" if media.mime_type.startswith("audio/") else ""
     data = base64.b64encode(media.data).decode()
     if kind:
@@ -68,7 +68,7 @@ def _typed_part(media: Media) -> dict[str, Any]:
     }
 
 
-def _media_list(value: object) -> list[Media] | None:
+def media_list(value: object) -> list[Media] | None:
     """The media of a part or of a non-empty list of parts that all carry inline data; None otherwise."""
     items: list[Any] = (
         [value] if isinstance(value, genai_types.Part) else cast("list[Any]", value) if isinstance(value, list) else []
@@ -86,7 +86,7 @@ def adk_response(value: Any) -> Any:
     """
     if isinstance(value, genai_types.Part):
         return _media(value) or value.text or value.model_dump(mode="json", exclude_none=True)
-    media = _media_list(value)
+    media = media_list(value)
     if media is not None:
         return media
     if not isinstance(value, dict):
@@ -95,11 +95,11 @@ def adk_response(value: Any) -> Any:
     kept: dict[str, Any] = {}
     parts: list[dict[str, Any]] = []
     for key, item in fields.items():
-        found = _media_list(item)
+        found = media_list(item)
         if found is None:
             kept[key] = item
         else:
-            parts.extend(_typed_part(m) for m in found)
+            parts.extend(typed_part(m) for m in found)
     if not parts:
         return fields
     # As in `adapters.results`: data with a "parts" key of its own is nested under "result".

@@ -64,3 +64,16 @@ def test_without_google_adk_our_tools_are_served_and_from_adk_names_the_extra() 
     assert "served {'result': 5}" in done.stdout
     assert "refused: from_adk() needs google-adk" in done.stdout
     assert 'pip install "adk-mcp-gateway[adk]"' in done.stdout
+
+
+def test_without_google_adk_serve_agent_exits_with_usage_naming_the_extra() -> None:
+    done = _run(
+        """
+        import sys
+        from gateway.cli import main
+        sys.exit(main(["serve", "--agent", "my_agent:root_agent"]))
+        """
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Serving the agent 'my_agent:root_agent' needs google-adk" in done.stderr
+    assert 'pip install "adk-mcp-gateway[adk]"' in done.stderr

@@ -1,0 +1,189 @@
+"""A google-adk agent served as one MCP tool: `AgentToolset`.
+
+The tool takes a `request` string (as google-adk's `AgentTool` does) and runs the agent with an ADK `Runner` whose
+ADK session is the MCP session: the session id is the MCP session's key, the user is the caller's principal, and
+the state is the MCP session's state from our store (all four scopes), handed to the ADK session before each run
+and written back from the events' state deltas after it. The conversation itself (the ADK events) lives in memory
+for as long as the MCP session does. Each intermediate event is sent as an MCP progress message; the final text is
+the result, parsed into structured output when the agent has an `output_schema`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import aclosing
+from typing import Any, Final, cast
+
+import pydantic
+from google.adk.agents import BaseAgent, LlmAgent
+from google.adk.events import Event
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
+from google.genai import types as genai_types
+
+from adapters import FunctionDeclaration
+from gateway.adk.declarations import json_schema_of
+from gateway.adk.served_tool import media_list, typed_part
+from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
+
+__all__ = ["AgentToolset"]
+
+_SESSIONLESS: Final = "mcp"
+_TEMP_PREFIX: Final = "temp:"
+_CODE_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_REQUEST_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"request": {"type": "string", "description": "What to ask the agent, in plain words."}},
+    "required": ["request"],
+}
+
+
+def _output_schema(agent: BaseAgent) -> Any:
+    """The agent's `output_schema` (an `LlmAgent`'s, else its last sub-agent's), or None."""
+    if isinstance(agent, LlmAgent):
+        return agent.output_schema
+    return _output_schema(agent.sub_agents[-1]) if agent.sub_agents else None
+
+
+def _json_schema(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return cast("dict[str, Any]", schema)
+    if isinstance(schema, genai_types.Schema):
+        return json_schema_of(schema)
+    return pydantic.TypeAdapter(schema).json_schema()
+
+
+def _structured(schema: Any, text: str) -> Any:
+    """The final text read as the output schema says (fenced JSON accepted, as ADK does)."""
+    fenced = _CODE_FENCE.match(text)
+    raw = fenced.group(1) if fenced else text
+    if isinstance(schema, type) and issubclass(schema, pydantic.BaseModel):
+        return schema.model_validate_json(raw).model_dump(mode="json", exclude_none=True)
+    return json.loads(raw)
+
+
+def _describe(event: Event) -> str | None:
+    """One progress line for an intermediate event: its text, else the calls it makes or answers."""
+    if event.content is None or not event.content.parts:
+        return None
+    lines: list[str] = []
+    for part in event.content.parts:
+        if part.thought:
+            continue
+        if part.text:
+            lines.append(part.text)
+        elif part.function_call is not None:
+            args = json.dumps(part.function_call.args or {}, ensure_ascii=False, default=str)
+            lines.append(f"{event.author} calls {part.function_call.name}({args})")
+        elif part.function_response is not None:
+            lines.append(f"{part.function_response.name} answered")
+    return "\n".join(lines) or None
+
+
+class _AgentRunTool(BaseTool):
+    def __init__(self, agent: BaseAgent, runner: Runner, sessions: InMemorySessionService) -> None:
+        super().__init__(name=agent.name, description=agent.description or f"Run the {agent.name} agent.")
+        self.agent = agent
+        self._runner = runner
+        self._sessions = sessions
+        schema = _output_schema(agent)
+        self._output_schema = schema
+        self._declaration = FunctionDeclaration(
+            name=agent.name,
+            description=self.description,
+            parameters_json_schema=_REQUEST_SCHEMA,
+            response_json_schema=None if schema is None else _json_schema(schema),
+        )
+
+    def _get_declaration(self) -> FunctionDeclaration:
+        return self._declaration
+
+    async def _session_delta(self, context: ToolContext) -> dict[str, Any] | None:
+        """Open the ADK session of this MCP session; the state it lacks, as the first event's delta."""
+        app, user, session_id = self._runner.app_name, context.user_id, context.session_id or _SESSIONLESS
+        state = {key: value for key, value in context.state.to_dict().items() if not key.startswith(_TEMP_PREFIX)}
+        session = await self._sessions.get_session(app_name=app, user_id=user, session_id=session_id)
+        if session is None:
+            await self._sessions.create_session(app_name=app, user_id=user, session_id=session_id, state=state)
+            return None
+        return {key: value for key, value in state.items() if key not in session.state or session.state[key] != value}
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Run the agent on `args["request"]`; the final text (or structured output) is the result."""
+        context = ToolContext() if tool_context is None else tool_context
+        request = args.get("request")
+        if not isinstance(request, str):
+            return {"error": f"Invoking `{self.name}()` needs a `request` string, got {request!r:.80}."}
+        delta = await self._session_delta(context)
+        message = genai_types.Content(role="user", parts=[genai_types.Part(text=request)])
+        final: Event | None = None
+        error: str | None = None
+        events = self._runner.run_async(
+            user_id=context.user_id,
+            session_id=context.session_id or _SESSIONLESS,
+            new_message=message,
+            state_delta=delta,
+        )
+        async with aclosing(events):
+            async for event in events:
+                for key, value in event.actions.state_delta.items():
+                    context.state[key] = value
+                error = event.error_message or error
+                if event.is_final_response() and not event.long_running_tool_ids:
+                    final = event
+                    continue
+                line = _describe(event)
+                if line is not None:
+                    await context.send_progress(line)
+        return self._result(final, error)
+
+    def _result(self, final: Event | None, error: str | None) -> Any:
+        parts = [] if final is None or final.content is None else list(final.content.parts or [])
+        text = "\n".join(part.text for part in parts if part.text and not part.thought)
+        if not text and error:
+            return {"error": error}
+        if self._output_schema is not None and text:
+            try:
+                return _structured(self._output_schema, text)
+            except (ValueError, pydantic.ValidationError) as exc:
+                return {"error": f"The agent's answer does not match its output schema: {exc}"}
+        media = media_list([part for part in parts if part.inline_data is not None])
+        if media:
+            return {"result": text, "parts": [typed_part(item) for item in media]} if text else media
+        return text
+
+
+class AgentToolset(BaseToolset):
+    """A google-adk agent as a toolset of one tool (see the module docstring); its ADK session ends with the MCP one.
+
+    Args:
+        agent: the root agent.
+    """
+
+    def __init__(self, agent: BaseAgent) -> None:
+        super().__init__()
+        self.agent = agent
+        self.source_name = f"google-adk agent {agent.name}"
+        self._sessions = InMemorySessionService()
+        self._runner = Runner(app_name=agent.name, agent=agent, session_service=self._sessions)
+        self._tool = _AgentRunTool(agent, self._runner, self._sessions)
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        """The one tool that runs the agent."""
+        del readonly_context
+        return [self._tool]
+
+    async def release(self, readonly_context: ReadonlyContext | None = None) -> None:
+        """Forget the ADK session (its events) of an MCP session that ended; its state stays in the store."""
+        if readonly_context is None:
+            return
+        await self._sessions.delete_session(
+            app_name=self._runner.app_name,
+            user_id=readonly_context.user_id,
+            session_id=readonly_context.session_id or _SESSIONLESS,
+        )
+
+    async def close(self) -> None:
+        """Close the runner (and the toolsets its agents hold)."""
+        await self._runner.close()
