@@ -6,6 +6,7 @@
     ├── ToolNotFoundError          a call to a tool name that is not in the catalog (lists what exists)
     ├── NameConflictError          two sources publish the same tool name
     ├── ServiceNotConfiguredError  a ToolContext service (artifacts, MCP client features) is not available here
+    ├── StateConflictError         state a call read was changed by another call before the call's delta landed
     ├── UpstreamUnavailableError   an upstream MCP server cannot be reached or died
     ├── UpstreamProtocolError      an upstream answered, but not as MCP allows
     └── MissingExtraError          a feature needs an optional extra that is not installed (names the pip command)
@@ -23,6 +24,7 @@ __all__ = [
     "MissingExtraError",
     "NameConflictError",
     "ServiceNotConfiguredError",
+    "StateConflictError",
     "ToolDefinitionError",
     "ToolNotFoundError",
     "UpstreamProtocolError",
@@ -52,6 +54,21 @@ class NameConflictError(GatewayError):
 
 class ServiceNotConfiguredError(GatewayError, ValueError):
     """A ToolContext service (artifacts, MCP client features) is not available where the tool runs."""
+
+
+class StateConflictError(GatewayError):
+    """State keys a call read were changed by another call before the call's delta was applied; nothing was written.
+
+    Attributes:
+        keys: the keys whose stored value no longer matches what the call read, sorted.
+    """
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = sorted(keys)
+        super().__init__(
+            f"State keys {', '.join(repr(k) for k in self.keys)} changed since the call read them; "
+            "nothing of its delta was written. Run the call again on fresh state."
+        )
 
 
 class UpstreamUnavailableError(GatewayError, ConnectionError):

@@ -45,6 +45,11 @@ class McpTool(BaseTool):
         self._declaration = mcp_tool_to_declaration(mcp_tool)
 
     @property
+    def uses_state(self) -> bool:
+        """No: an upstream call never reads or writes this server's state, so it never waits for other calls."""
+        return False
+
+    @property
     def raw_mcp_tool(self) -> types.Tool:
         """The tool as the upstream listed it (its name there is `raw_mcp_tool.name`)."""
         return self._mcp_tool

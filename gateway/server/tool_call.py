@@ -20,7 +20,7 @@ from mcp.server.context import ServerRequestContext
 
 from adapters import response_to_mcp_result
 from adapters.mcp_tool import is_wrapped_output_schema
-from gateway.errors import ServiceNotConfiguredError
+from gateway.errors import ServiceNotConfiguredError, StateConflictError
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
@@ -29,7 +29,15 @@ from gateway.tools import ArtifactService, State, ToolConfirmation
 from gateway.tools.context import InputRequired, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 
-__all__ = ["CONFIRM_FIELD", "ProgressReporter", "ToolCall", "error_result", "schema_errors", "to_result"]
+__all__ = [
+    "CONFIRM_FIELD",
+    "ProgressReporter",
+    "StaleState",
+    "ToolCall",
+    "error_result",
+    "schema_errors",
+    "to_result",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -125,6 +133,20 @@ class ProgressReporter:
         await self._features.report_progress(progress, total, message)
 
 
+class StaleState(Exception):
+    """The tool ran on state another call changed meanwhile; nothing was written. Run the call again.
+
+    Attributes:
+        conflict: the store's refusal, naming the keys.
+        confirmation: the confirmation the run had, for the next run (the user is not asked twice).
+    """
+
+    def __init__(self, conflict: StateConflictError, confirmation: ToolConfirmation | None) -> None:
+        super().__init__(str(conflict))
+        self.conflict = conflict
+        self.confirmation = confirmation
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One call: the request, the tool's catalog entry, its arguments, the caller and its loaded state."""
@@ -137,15 +159,52 @@ class ToolCall:
     features: McpClientFeatures
 
     async def run(
-        self, *, app_name: str, artifact_service: ArtifactService, state_store: StateStore, scope: StateScope
+        self,
+        *,
+        app_name: str,
+        artifact_service: ArtifactService,
+        state_store: StateStore,
+        scope: StateScope,
+        confirmation: ToolConfirmation | None = None,
     ) -> types.CallToolResult:
         """Run the tool (twice when it asks for a confirmation the client gives); errors become `isError`.
 
+        Args:
+            app_name: the server's name.
+            artifact_service: where the tool's artifacts live.
+            state_store: where its state lives.
+            scope: the owners of its state.
+            confirmation: a confirmation an earlier run of this call already has.
+
         Raises:
             InputRequired: a modern-era client must answer a question first (the call ends with its request).
+            StaleState: the tool read state that another call changed meanwhile; nothing was written.
         """
-        tool, entry, arguments, features = self.entry.tool, self.entry, self.arguments, self.features
-        identity, loaded = self.identity, self.loaded
+        outcome = await self._attempt(confirmation, app_name, artifact_service)
+        if isinstance(outcome, types.CallToolResult):
+            return outcome
+        response, context = outcome
+        if not (isinstance(response, dict) and "error" in response):
+            try:
+                await state_store.apply(scope, context.state.persistent_delta(), expected=context.state.reads())
+            except StateConflictError as conflict:
+                raise StaleState(conflict, context.tool_confirmation) from conflict
+        return to_result(response, self.entry.mcp_tool.output_schema)
+
+    async def _attempt(
+        self,
+        confirmation: ToolConfirmation | None,
+        app_name: str,
+        artifact_service: ArtifactService,
+    ) -> types.CallToolResult | tuple[Any, ToolContext]:
+        """One run of the tool (two when it asks for a confirmation): a final result, or its response and context."""
+        tool, arguments, features, identity, loaded = (
+            self.entry.tool,
+            self.arguments,
+            self.features,
+            self.identity,
+            self.loaded,
+        )
         call_id = f"mcp-{self.ctx.request_id}"
 
         def new_context(confirmation: ToolConfirmation | None) -> ToolContext:
@@ -161,7 +220,7 @@ class ToolCall:
                 session_id=identity.session_key,
             )
 
-        context = new_context(None)
+        context = new_context(confirmation)
         try:
             response = await tool.run_async(args=arguments, tool_context=context)
             requested = context.actions.requested_tool_confirmations.get(call_id)
@@ -183,10 +242,7 @@ class ToolCall:
         except Exception as exc:
             logger.exception("Tool %s raised", tool.name)
             return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-
-        if not (isinstance(response, dict) and "error" in response):
-            await state_store.apply(scope, context.state.persistent_delta())
-        return to_result(response, entry.mcp_tool.output_schema)
+        return response, context
 
 
 def to_result(response: Any, output_schema: dict[str, Any] | None) -> types.CallToolResult:

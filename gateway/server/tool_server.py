@@ -11,6 +11,7 @@ import contextlib
 import contextvars
 import functools
 import logging
+import random
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from typing import Any, Final, Self, TypeVar
@@ -31,14 +32,16 @@ from gateway.server.identity import CallIdentity, identify
 from gateway.server.passthrough import Passthrough
 from gateway.server.relay import MAX_TRACKED_SESSIONS, DownstreamRelay
 from gateway.server.round_state import RoundState
-from gateway.server.tool_call import CONFIRM_FIELD, ToolCall, error_result, schema_errors
+from gateway.server.tool_call import CONFIRM_FIELD, StaleState, ToolCall, error_result, schema_errors
 from gateway.server.upstream_handlers import UpstreamHandlers
 from gateway.state import InMemoryStateStore, StateScope, StateStore
+from gateway.state.state_locks import StateLocks
 from gateway.tools import (
     ArtifactService,
     BaseToolset,
     InMemoryArtifactService,
     ReadonlyContext,
+    ToolConfirmation,
 )
 from gateway.tools.context import InputRequired
 from gateway.tools.function_tool import FunctionTool
@@ -56,6 +59,10 @@ _connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.Cont
 )
 _Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
+MAX_STATE_ATTEMPTS: Final = 16
+"""How often a state-using call runs before giving up on state that other processes keep changing under it."""
+STATE_BACKOFF: Final = 0.005
+"""Seconds of random back-off per attempt after a state conflict."""
 
 
 class ToolServer:
@@ -95,6 +102,8 @@ class ToolServer:
         self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
         self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
         self._active_calls = 0
+        # State-using calls of one session run one at a time (and of one app or user, for contended tools).
+        self._state_locks = StateLocks()
         # Upstream toolsets announce their own list changes (relayed by `notify`); only other toolsets' lists can
         # change through what a call did, so only they need the catalog compared after each call.
         self._has_local_toolsets = any(
@@ -351,12 +360,29 @@ class ToolServer:
         loaded: dict[str, Any],
         features: McpClientFeatures,
     ) -> types.CallToolResult:
-        call = ToolCall(ctx, entry, arguments, identity, loaded, features)
-        return await call.run(
-            app_name=self.name,
-            artifact_service=self.artifact_service,
-            state_store=self.state_store,
-            scope=self._scope(identity),
+        scope = self._scope(identity)
+        run = functools.partial(
+            ToolCall.run, app_name=self.name, artifact_service=self.artifact_service, state_store=self.state_store
+        )
+        if not entry.tool.uses_state:
+            return await run(ToolCall(ctx, entry, arguments, identity, loaded, features), scope=scope)
+        confirmation: ToolConfirmation | None = None
+        for attempt in range(MAX_STATE_ATTEMPTS):
+            if attempt:
+                # Another process on the state file won the race: let it finish before trying again.
+                await anyio.sleep(random.uniform(0, STATE_BACKOFF * attempt))
+            async with self._state_locks.hold(scope, entry.tool.name):
+                # Loaded again under the locks: the state loaded before may predate the session's previous call.
+                call = ToolCall(ctx, entry, arguments, identity, await self.state_store.load(scope), features)
+                try:
+                    return await run(call, scope=scope, confirmation=confirmation)
+                except StaleState as stale:
+                    logger.info("Tool %s ran on stale state (%s); running it again", entry.tool.name, stale)
+                    self._state_locks.remember_conflict(entry.tool.name, stale.conflict.keys)
+                    confirmation = stale.confirmation
+        return error_result(
+            f"Tool {entry.tool.name} ran {MAX_STATE_ATTEMPTS} times, and each time another process changed the "
+            "state it read before its changes were saved; none of its state changes were saved. Call it again."
         )
 
     async def _on_set_logging_level(

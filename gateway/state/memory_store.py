@@ -9,7 +9,8 @@ from typing import Any
 
 import anyio.lowlevel
 
-from gateway.state.store import StateScope, encode_delta
+from gateway.errors import StateConflictError
+from gateway.state.store import StateScope, encode_delta, encode_expected
 
 __all__ = ["InMemoryStateStore"]
 
@@ -44,18 +45,32 @@ class InMemoryStateStore:
         }
         return {key: json.loads(text) for key, text in rows.items()}
 
-    async def apply(self, scope: StateScope, delta: Mapping[str, Any]) -> None:
-        """Write the persistent keys of `delta` to their owners (see `StateStore.apply`)."""
+    async def apply(
+        self, scope: StateScope, delta: Mapping[str, Any], *, expected: Mapping[str, Any] | None = None
+    ) -> None:
+        """Write the persistent keys of `delta` to their owners if what the call read holds (see `StateStore.apply`)."""
         encoded = encode_delta(delta)
+        if not encoded:
+            return
+        checks = encode_expected(expected)
         await anyio.lowlevel.checkpoint()
-        # No await from here on: the whole delta lands before any other task runs.
+        # No await from here on: the check and the whole delta happen before any other task runs.
+        changed = [key for scope_name, key, text in checks if self._owner(scope, scope_name).get(key) != text]
+        if changed:
+            raise StateConflictError(changed)
         for scope_name, key, text in encoded:
-            if scope_name == "app":
-                self._app.setdefault(scope.app_name, {})[key] = text
-            elif scope_name == "user":
-                self._user.setdefault(_user_owner(scope), {})[key] = text
-            else:
-                self._session.setdefault(_session_owner(scope), {})[key] = text
+            self._owner(scope, scope_name, create=True)[key] = text
+
+    def _owner(self, scope: StateScope, scope_name: str, *, create: bool = False) -> dict[str, str]:
+        table: dict[Any, dict[str, str]]
+        owner: object
+        if scope_name == "app":
+            table, owner = self._app, scope.app_name
+        elif scope_name == "user":
+            table, owner = self._user, _user_owner(scope)
+        else:
+            table, owner = self._session, _session_owner(scope)
+        return table.setdefault(owner, {}) if create else table.get(owner, {})
 
     async def clear_session(self, scope: StateScope) -> None:
         """Forget the session's own keys (see `StateStore.clear_session`)."""

@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from gateway.errors import ConfigError
-from gateway.state.store import StateScope, encode_delta
+from gateway.errors import ConfigError, StateConflictError
+from gateway.state.store import StateScope, encode_delta, encode_expected
 
 __all__ = ["SqliteStateStore", "default_state_path"]
 
@@ -56,6 +56,10 @@ INSERT INTO state (app_name, scope, user_id, session_id, key, value, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (app_name, scope, user_id, session_id, key)
 DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at
+"""
+
+_VALUE = """
+SELECT value FROM state WHERE app_name = ? AND scope = ? AND user_id = ? AND session_id = ? AND key = ?
 """
 
 _CLEAR_SESSION = "DELETE FROM state WHERE app_name = ? AND scope = 'session' AND user_id = ? AND session_id = ?"
@@ -127,27 +131,29 @@ class SqliteStateStore:
         rows = await self._run(load)
         return {key: json.loads(text) for key, text in rows}
 
-    async def apply(self, scope: StateScope, delta: Mapping[str, Any]) -> None:
-        """Write the persistent keys of `delta` to their owners in one transaction (see `StateStore.apply`)."""
+    async def apply(
+        self, scope: StateScope, delta: Mapping[str, Any], *, expected: Mapping[str, Any] | None = None
+    ) -> None:
+        """Write the persistent keys of `delta` in one transaction if what the call read holds (see `StateStore.apply`).
+
+        The check and the write share the transaction, whose write lock also shuts out other processes on the file.
+        """
         encoded = encode_delta(delta)
         if not encoded:
             return
         now = time.time()
-        rows = [
-            (
-                scope.app_name,
-                scope_name,
-                "" if scope_name == "app" else scope.user_id,
-                scope.session_id if scope_name == "session" else "",
-                key,
-                text,
-                now,
-            )
-            for scope_name, key, text in encoded
-        ]
+        rows = [(*_owner_columns(scope, scope_name), key, text, now) for scope_name, key, text in encoded]
+        checks = [(_owner_columns(scope, scope_name), key, text) for scope_name, key, text in encode_expected(expected)]
 
         def apply(connection: sqlite3.Connection) -> None:
             with _transaction(connection):
+                changed: list[str] = []
+                for owner, key, text in checks:
+                    row = connection.execute(_VALUE, (*owner, key)).fetchone()
+                    if (None if row is None else row[0]) != text:
+                        changed.append(key)
+                if changed:
+                    raise StateConflictError(changed)
                 connection.executemany(_UPSERT, rows)
 
         await self._run(apply)
@@ -187,6 +193,16 @@ class SqliteStateStore:
         if self._connection is None:
             self._connection = _open(self._path)
         return self._connection
+
+
+def _owner_columns(scope: StateScope, scope_name: str) -> tuple[str, str, str, str]:
+    """`(app_name, scope, user_id, session_id)` of the row that holds a key of `scope_name`."""
+    return (
+        scope.app_name,
+        scope_name,
+        "" if scope_name == "app" else scope.user_id,
+        scope.session_id if scope_name == "session" else "",
+    )
 
 
 def _open(path: Path) -> sqlite3.Connection:

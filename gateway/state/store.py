@@ -7,6 +7,12 @@ belong to the call alone and never reach a store.
 Ownership nests: an app's users are not another app's users, and a session belongs to one user of one app, so
 a session id that turns up under another principal names a different, empty session. A store never shows one
 principal another's state, even when a client chooses its own session key.
+
+Concurrency: a store applies a delta against what the call read (`expected`): if any key the call read has
+changed since, the delta is refused whole with `StateConflictError` and the caller runs the call again on fresh
+state. This is what keeps `user:` and `app:` updates (shared across sessions) and updates from several processes
+on one file from being lost; `ToolServer` also serialises the state-using calls of one session, so within one
+process a conflict needs two sessions touching the same `user:`/`app:` key at once.
 """
 
 from __future__ import annotations
@@ -16,9 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from gateway.tools.state import Scope, scope_of
+from gateway.tools.state import ABSENT, Scope, scope_of
 
-__all__ = ["StateScope", "StateStore", "encode_delta"]
+__all__ = ["ABSENT", "StateScope", "StateStore", "encode_delta", "encode_expected"]
 
 
 @dataclass(frozen=True)
@@ -51,12 +57,22 @@ class StateStore(Protocol):
         """
         ...
 
-    async def apply(self, scope: StateScope, delta: Mapping[str, Any]) -> None:
+    async def apply(
+        self, scope: StateScope, delta: Mapping[str, Any], *, expected: Mapping[str, Any] | None = None
+    ) -> None:
         """Write every key of `delta` to its owner, skipping `temp:` keys, in one atomic step.
+
+        Args:
+            scope: the call's owners.
+            delta: the keys the call wrote.
+            expected: the keys the call read, each with the value it read (`ABSENT` if there was none); the delta
+                is written only if every one of them still holds that value. An empty delta writes and checks
+                nothing.
 
         Raises:
             TypeError: A key is not a string or a value is not JSON-serialisable (the message names the key);
                 nothing of the delta is written.
+            StateConflictError: a key in `expected` holds another value now; nothing of the delta is written.
         """
         ...
 
@@ -67,6 +83,20 @@ class StateStore(Protocol):
     async def aclose(self) -> None:
         """Release the store's resources; calling it again does nothing."""
         ...
+
+
+def encode_expected(expected: Mapping[str, Any] | None) -> list[tuple[Scope, str, str | None]]:
+    """The persistent keys of `expected` as `(scope, key, JSON text or None for ABSENT)`, for store implementations.
+
+    The text is what `encode_delta` would have stored for the value, so a store compares texts.
+    """
+    encoded: list[tuple[Scope, str, str | None]] = []
+    for key, value in (expected or {}).items():
+        scope = scope_of(key)
+        if scope == "temp":
+            continue
+        encoded.append((scope, key, None if value is ABSENT else json.dumps(value, allow_nan=False)))
+    return encoded
 
 
 def encode_delta(delta: Mapping[str, Any]) -> list[tuple[Scope, str, str]]:

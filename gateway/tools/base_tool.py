@@ -58,6 +58,15 @@ class BaseTool:
         check_tool_name(name)
         self._name = name
 
+    @property
+    def uses_state(self) -> bool:
+        """Whether a call can read or write `tool_context.state` (default: yes).
+
+        A server runs the calls of one session that use state one at a time, so none loses another's update;
+        tools that say no here run in parallel with everything.
+        """
+        return True
+
     def _get_declaration(self) -> FunctionDeclaration | None:
         """The declaration a model sees; None for tools a model does not call directly."""
         return None

@@ -83,6 +83,17 @@ def _context_parameter(func: Callable[..., Any], parameters: Mapping[str, inspec
     return _CONTEXT_PARAMETER if _CONTEXT_PARAMETER in parameters else None
 
 
+def _takes_context(predicate: Callable[..., Any]) -> bool:
+    """Whether `call_predicate` would hand `predicate` the `ToolContext` (unreadable signatures: assume so)."""
+    try:
+        parameters = inspect.signature(predicate).parameters
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return True
+    return _context_parameter(predicate, parameters) is not None
+
+
 def _kind(func: Callable[..., Any]) -> _Kind:
     target = _unwrap(func)
     if inspect.isasyncgenfunction(target):
@@ -191,6 +202,12 @@ class FunctionTool(BaseTool):
         if declaration.name != self.name:
             declaration = declaration.model_copy(update={"name": self.name})
         return declaration
+
+    @property
+    def uses_state(self) -> bool:
+        """Whether the function, or its confirmation predicate, takes the `ToolContext` (and so sees state)."""
+        policy = self._require_confirmation
+        return self._context_param is not None or (callable(policy) and _takes_context(policy))
 
     @property
     def require_confirmation(self) -> ConfirmationPolicy:

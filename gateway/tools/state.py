@@ -16,9 +16,20 @@ import pickle
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, ClassVar, Literal, TypeAlias, cast
+from typing import Any, ClassVar, Final, Literal, TypeAlias, cast
 
-__all__ = ["Scope", "State", "scope_of"]
+__all__ = ["ABSENT", "Scope", "State", "scope_of"]
+
+
+class _Absent(enum.Enum):
+    ABSENT = "absent"
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final = _Absent.ABSENT
+"""In `State.reads()` (and a store's `expected`): the key was looked up and had no value."""
 
 Scope: TypeAlias = Literal["session", "user", "app", "temp"]
 
@@ -79,24 +90,27 @@ class State(Mapping[str, Any]):
     USER_PREFIX: ClassVar[str] = "user:"
     TEMP_PREFIX: ClassVar[str] = "temp:"
 
-    __slots__ = ("_delta", "_snapshots", "_value")
+    __slots__ = ("_delta", "_reads", "_snapshots", "_value")
 
     def __init__(self, value: dict[str, Any] | None = None, delta: dict[str, Any] | None = None) -> None:
         self._value: dict[str, Any] = {} if value is None else value
         self._delta: dict[str, Any] = {} if delta is None else delta
         # key -> deep copy of the value as first read, for keys not (yet) in the delta.
         self._snapshots: dict[str, Any] = {}
+        # key -> the value as first read from `value` (a snapshot if mutable), or ABSENT: what the call's
+        # outcome depends on.
+        self._reads: dict[str, Any] = {}
 
     def __getitem__(self, key: str) -> Any:
         if key in self._delta:
             # Already recorded: the delta holds this very object, so in-place changes land in it.
             return self._delta[key]
+        if key not in self._value:
+            self._reads.setdefault(key, ABSENT)
+            raise KeyError(key)
         value = self._value[key]
-        if key not in self._snapshots and not _is_immutable(value):
-            try:
-                self._snapshots[key] = copy.deepcopy(value)
-            except _DEEPCOPY_ERRORS:
-                self._delta[key] = value
+        if key not in self._reads:
+            self._reads[key] = self._first_read(key, value)
         return value
 
     def __setitem__(self, key: str, value: Any) -> None:
@@ -108,7 +122,13 @@ class State(Mapping[str, Any]):
         raise TypeError(f"State does not support deleting {key!r}; assign None to clear it instead.")
 
     def __contains__(self, key: object) -> bool:
-        return key in self._delta or key in self._value
+        if key in self._delta:
+            return True
+        if not isinstance(key, str):
+            return False
+        if key not in self._reads:
+            self._reads[key] = self._first_read(key, self._value[key]) if key in self._value else ABSENT
+        return key in self._value
 
     def __iter__(self) -> Iterator[str]:
         yield from self._value
@@ -133,9 +153,20 @@ class State(Mapping[str, Any]):
             self[key] = value
 
     def to_dict(self) -> dict[str, Any]:
-        """A shallow copy of the merged state: the value with the delta applied over it."""
+        """A shallow copy of the merged state: the value with the delta applied over it (every key counts as read)."""
+        for key, value in self._value.items():
+            if key not in self._reads and key not in self._delta:
+                self._reads[key] = self._first_read(key, value)
         self._record_nested_changes()
         return {**self._value, **self._delta}
+
+    def reads(self) -> dict[str, Any]:
+        """The keys read from the value (not written first), each with the value as read or `ABSENT`.
+
+        A store applies the delta only if these keys still hold these values, so a call that read stale state
+        is run again rather than overwriting what another call wrote.
+        """
+        return dict(self._reads)
 
     def has_delta(self) -> bool:
         """Whether any key was set or any value read from the state was changed in place."""
@@ -156,6 +187,18 @@ class State(Mapping[str, Any]):
     def readonly_view(self) -> MappingProxyType[str, Any]:
         """A read-only mapping of the merged state as it is now (what a `ReadonlyContext` exposes)."""
         return MappingProxyType(self.to_dict())
+
+    def _first_read(self, key: str, value: Any) -> Any:
+        """Snapshot a mutable value at its first read (to detect in-place changes); returns the value as read."""
+        if _is_immutable(value):
+            return value
+        if key not in self._snapshots:
+            try:
+                self._snapshots[key] = copy.deepcopy(value)
+            except _DEEPCOPY_ERRORS:
+                self._delta[key] = value
+                return value
+        return self._snapshots[key]
 
     def _record_nested_changes(self) -> None:
         missing = object()

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.errors import ConfigError
+from gateway.errors import ConfigError, StateConflictError
 from gateway.state import InMemoryStateStore, SqliteStateStore, StateScope, StateStore
 from gateway.state.sqlite_store import SCHEMA_VERSION, default_state_path
 from gateway.tools.state import State, scope_of
@@ -204,6 +204,54 @@ async def test_concurrent_calls_on_one_session_writing_different_keys_all_keep_t
                 tg.start_soon(call, index)
 
     assert await store.load(ALICE_ONE) == {"existing": 0, **{f"key-{index}": index for index in range(50)}}
+
+
+@pytest.mark.anyio
+async def test_a_delta_computed_from_a_value_that_changed_since_is_refused_whole(store: StateStore) -> None:
+    await store.apply(ALICE_ONE, {"app:count": 1, "user:count": 1})
+    first, second = State(await store.load(ALICE_ONE)), State(await store.load(ALICE_TWO))
+    for state in (first, second):
+        state["app:count"] += 1
+        state["user:count"] += 1
+        state["note"] = "mine"
+    await store.apply(ALICE_ONE, first.persistent_delta(), expected=first.reads())
+    with pytest.raises(StateConflictError) as refused:
+        await store.apply(ALICE_TWO, second.persistent_delta(), expected=second.reads())
+    assert refused.value.keys == ["app:count", "user:count"]
+    assert await store.load(ALICE_TWO) == {"app:count": 2, "user:count": 2}
+
+
+@pytest.mark.anyio
+async def test_a_key_that_was_absent_when_read_and_was_written_since_is_a_conflict(store: StateStore) -> None:
+    stale = State(await store.load(ALICE_ONE))
+    stale["app:first"] = stale.get("app:first") or "stale"
+    await store.apply(ALICE_TWO, {"app:first": "winner"})
+    with pytest.raises(StateConflictError):
+        await store.apply(ALICE_ONE, stale.persistent_delta(), expected=stale.reads())
+    assert (await store.load(ALICE_ONE))["app:first"] == "winner"
+
+
+@pytest.mark.anyio
+async def test_a_list_changed_in_place_is_checked_against_the_list_as_it_was_read(store: StateStore) -> None:
+    await store.apply(ALICE_ONE, {"notes": ["a"]})
+    first, second = State(await store.load(ALICE_ONE)), State(await store.load(ALICE_ONE))
+    first["notes"].append("b")
+    second["notes"].append("c")
+    await store.apply(ALICE_ONE, first.persistent_delta(), expected=first.reads())
+    with pytest.raises(StateConflictError):
+        await store.apply(ALICE_ONE, second.persistent_delta(), expected=second.reads())
+    assert await store.load(ALICE_ONE) == {"notes": ["a", "b"]}
+
+
+@pytest.mark.anyio
+async def test_values_that_still_hold_and_writes_without_reads_are_applied(store: StateStore) -> None:
+    await store.apply(ALICE_ONE, {"app:count": 1, "other": "x"})
+    state = State(await store.load(ALICE_ONE))
+    state["app:count"] += 1
+    state["blind"] = "written without reading"
+    await store.apply(ALICE_TWO, {"app:unrelated": True, "other": "y"})
+    await store.apply(ALICE_ONE, state.persistent_delta(), expected=state.reads())
+    assert (await store.load(ALICE_ONE))["app:count"] == 2
 
 
 # -- with State ------------------------------------------------------------------------------------------

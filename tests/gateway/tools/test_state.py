@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.tools.state import State, scope_of
+from gateway.tools.state import ABSENT, State, scope_of
 
 
 @dataclass
@@ -367,3 +367,20 @@ def test_any_sequence_of_sets_matches_a_plain_dict_and_the_delta_holds_exactly_t
     assert state.to_dict() == expected
     assert state.delta.keys() == {key for key, _ in sets}
     assert state.persistent_delta().keys() == {key for key, _ in sets if not key.startswith("temp:")}
+
+
+def test_reads_name_the_keys_read_before_being_written_with_the_values_read() -> None:
+    state = State({"count": 1, "cart": ["apple"], "name": "Ann"})
+    state["count"] += 1
+    state["cart"].append("pear")
+    state["fresh"] = "written first"
+    assert state["fresh"] == "written first"
+    assert "missing" not in state
+    assert state.get("user:also_missing") is None
+    assert state.reads() == {"count": 1, "cart": ["apple"], "missing": ABSENT, "user:also_missing": ABSENT}
+
+
+def test_reading_the_whole_state_reads_every_key() -> None:
+    state = State({"count": 1, "app:motd": "hi"})
+    state.to_dict()
+    assert state.reads() == {"count": 1, "app:motd": "hi"}
