@@ -61,6 +61,10 @@ class UpstreamConfig(BaseModel):
     call_timeout: PositiveFloat | None = 300.0
     session_policy: Literal["isolated", "shared"] = "isolated"
     """`isolated`: one upstream session per downstream session. `shared`: one for all (stateless upstreams)."""
+    session_idle_timeout: PositiveFloat | None = 1800.0
+    """Seconds an isolated upstream session may sit without a request before it ends (and its process with it);
+    `null` keeps it until its downstream session ends. Sessions named only by a `_meta` session key end no
+    other way."""
     confirm: bool | list[str] | Literal["destructive"] = False
     """Ask the downstream user before forwarding: every call, the listed tools, or tools marked destructive."""
     disabled: bool = False

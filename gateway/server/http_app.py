@@ -8,6 +8,7 @@ manager), and a request-body limit. `/healthz` tells anonymous callers only `ok`
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qs
@@ -34,6 +35,8 @@ __all__ = ["DEFAULT_MAX_BODY", "create_app"]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 _LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+_SESSION_ID: Final = re.compile(rb"session_id=([0-9a-f]{32})")
+"""The SSE transport's `endpoint` event names the connection's message URL, `...?session_id=<uuid hex>`."""
 
 
 def transport_security(allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
@@ -92,8 +95,15 @@ def create_app(
         if rejection is not None:
             await rejection(scope, receive, send)
             return
-        async with sse.connect_sse(scope, receive, send) as (read, write):
-            await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+        endpoint = _SseEndpoint(send)
+        try:
+            async with sse.connect_sse(scope, receive, endpoint.send) as (read, write):
+                await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+        finally:
+            # The connection's requests ran in the POSTs' contexts, so `Server.run`'s wrapper saw none of them:
+            # end the session by the key they were served under (its isolated upstream sessions end with it).
+            if endpoint.session_id is not None:
+                await tool_server.end_session(f"connection:sse-{endpoint.session_id}")
 
     async def handle_sse_message(scope: Scope, receive: Receive, send: Send) -> None:
         # The SDK runs a request's handler in the context of the task that *posted* it, not of the `/sse`
@@ -166,6 +176,21 @@ class _EndSessionOnDelete:
         # Only a deletion the session manager accepted (it checks the session's owner) ends anything.
         if session_id and 200 <= status < 300:
             await self._tool_server.end_session(f"http:{session_id}")
+
+
+class _SseEndpoint:
+    """An SSE connection's `send`, noting the `session_id` of the `endpoint` event the transport sends first."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.session_id: str | None = None
+
+    async def send(self, message: Message) -> None:
+        if self.session_id is None and message["type"] == "http.response.body":
+            found = _SESSION_ID.search(message.get("body", b""))
+            if found is not None:
+                self.session_id = found.group(1).decode("ascii")
+        await self._send(message)
 
 
 class _asgi_endpoint:

@@ -23,6 +23,7 @@ import anyio
 import httpx2
 from mcp import Client, StdioServerParameters, types
 from mcp.client.context import ClientRequestContext
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.config import load_config
@@ -149,6 +150,13 @@ async def connect(target: Target, mode: Mode, **client_options: Any) -> AsyncGen
         transport = streamable_http_client(f"{target}/mcp", http_client=http)
         async with Client(transport, mode=mode, **client_options) as client:
             yield client
+
+
+@asynccontextmanager
+async def connect_sse(base_url: str, mode: Mode = "legacy", **client_options: Any) -> AsyncGenerator[Client]:
+    """A downstream `mcp.Client` for a gateway's SSE endpoint (`/sse`): one connection, closed when the block ends."""
+    async with Client(sse_client(f"{base_url}/sse", timeout=DEADLINE), mode=mode, **client_options) as client:
+        yield client
 
 
 async def tool_names(client: Client) -> list[str]:

@@ -1,4 +1,7 @@
-"""Upstream processes end with the sessions that own them: no strays after 200 clients came and went.
+"""Upstream processes end with the sessions that own them: no strays after hundreds of clients came and went.
+
+Streamable HTTP sessions end with a DELETE, SSE sessions when their connection closes, and sessions that only a
+`_meta` session key names (no connection to end them) after the upstream's `sessionIdleTimeout`.
 
 The gateway runs in this process (`serve_async(..., sock=)`), so its stdio upstreams are children of the test
 process and `/proc` shows them. The upstream is `hub_tiny_server.py`, which starts in milliseconds.
@@ -9,21 +12,30 @@ from __future__ import annotations
 import contextlib
 import sys
 from pathlib import Path
+from typing import cast
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, HERE, connect, descendants, gateway_http, text_of, write_config
+from hub_harness import DEADLINE, HERE, connect, connect_sse, descendants, gateway_http, text_of, write_config
+from mcp import types
+
+from gateway.server.identity import SESSION_META_KEY
 
 pytestmark = pytest.mark.anyio
 
 CYCLES = 200
+SSE_CYCLES = 100
+SESSION_KEYS = 100
+SHORT_IDLE = 0.5
+"""Seconds of idleness after which the idle-timeout test's upstream sessions end."""
 REAP_DEADLINE = 3.0
 """Seconds allowed for ended sessions' processes to be gone."""
 
 
-def tiny_upstream(policy: str) -> dict[str, object]:
+def tiny_upstream(policy: str, **options: object) -> dict[str, object]:
     """A config entry for the tiny stdio server."""
-    return {"command": sys.executable, "args": ["-I", "-S", str(HERE / "hub_tiny_server.py")], "sessionPolicy": policy}
+    args = ["-I", "-S", str(HERE / "hub_tiny_server.py")]
+    return {"command": sys.executable, "args": args, "sessionPolicy": policy, **options}
 
 
 async def strays_after_reaping(before: set[int]) -> set[int]:
@@ -77,3 +89,28 @@ async def test_stopping_the_gateway_ends_every_upstream_process(tmp_path: Path) 
         started = descendants() - before
         assert len(started) == 3
     assert await strays_after_reaping(before) == set()
+
+
+async def test_closing_sse_connections_ends_their_isolated_upstream_processes(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"tiny": tiny_upstream("isolated")})
+    before = descendants()
+    async with gateway_http(config) as base_url:
+        with anyio.fail_after(DEADLINE * 8):
+            for _ in range(SSE_CYCLES):
+                async with connect_sse(base_url) as client:
+                    assert text_of(await client.call_tool("tiny_pong", {})) == "pong"
+        strays = await strays_after_reaping(before)
+    assert strays == set()
+
+
+async def test_upstream_sessions_of_distinct_session_keys_end_after_the_idle_timeout(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"tiny": tiny_upstream("isolated", sessionIdleTimeout=SHORT_IDLE)})
+    before = descendants()
+    async with gateway_http(config) as base_url, connect(base_url, "legacy") as client:
+        with anyio.fail_after(DEADLINE * 8):
+            for index in range(SESSION_KEYS):
+                meta = cast("types.RequestParamsMeta", {SESSION_META_KEY: f"key-{index}"})
+                assert text_of(await client.call_tool("tiny_pong", {}, meta=meta)) == "pong"
+        # The downstream connection stays open: only the idle timeout can end these sessions.
+        strays = await strays_after_reaping(before)
+    assert strays == set()
