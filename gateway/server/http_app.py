@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.health import health_endpoint
 from gateway.server.identity import connection_id
@@ -131,11 +132,15 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route(
             "/mcp",
-            guarded(_EndSessionOnDelete(StreamableHTTPASGIApp(manager), tool_server)),
+            guarded(
+                MalformedIdGuard(
+                    _EndSessionOnDelete(StreamableHTTPASGIApp(manager), tool_server), max_body_size=max_body_size
+                )
+            ),
             methods=["GET", "POST", "DELETE"],
         ),
         Route("/sse", guarded(_asgi_endpoint(handle_sse)), methods=["GET"]),
-        Mount("/messages/", app=guarded(handle_sse_message)),
+        Mount("/messages/", app=guarded(MalformedIdGuard(handle_sse_message, max_body_size=max_body_size))),
     ]
     middleware: list[Middleware] = []
     if auth_tokens:

@@ -15,6 +15,7 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 
 from gateway.server._http_runner import GracefulServer, listen, run_http
+from gateway.server._request_ids import MalformedIdFilter
 from gateway.server.auth import tokens_from_env
 from gateway.server.http_app import DEFAULT_MAX_BODY, create_app
 from gateway.server.identity import connection_id
@@ -109,7 +110,9 @@ async def _serve_stdio(tool_server: ToolServer) -> None:
     token = connection_id.set(uuid.uuid4().hex)
     try:
         async with tool_server, stdio_server() as (read, write):
-            await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+            # The SDK drops a malformed request id and never answers; the filter answers -32600 instead.
+            requests = MalformedIdFilter(read, write)
+            await tool_server.server.run(requests, write, tool_server.server.create_initialization_options())
     finally:
         connection_id.reset(token)
 
