@@ -104,6 +104,20 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--allow-host", action="append", default=[], metavar="HOST", help="accept this Host/Origin besides loopback"
     )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time a client may take to send a request's headers over HTTP (default: 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time a client may take to send a request's body once its headers are in (default: 60)",
+    )
     serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
 
@@ -351,6 +365,8 @@ def _serve(args: argparse.Namespace) -> int:
         allowed_hosts=args.allow_host,
         stateless=args.stateless,
         json_response=args.json_response,
+        header_timeout=args.header_timeout,
+        body_timeout=args.body_timeout,
     )
     return EXIT_OK
 

@@ -11,27 +11,137 @@ uvicorn's own shutdown, on SIGINT or SIGTERM, has three problems for an MCP serv
 `GracefulServer` drains first: a signal stops nothing until no tool call is running (or the grace period is
 over), then hands over to uvicorn's graceful shutdown. A second signal skips the drain. `run_http` runs it so
 that cancelling the caller shuts it down the same way.
+
+uvicorn also never times out a request that is slow to arrive: a client that sends half its headers or half its
+body holds the connection and its file descriptor forever, and enough of them lock everyone out. `timed_protocol`
+gives each connection a deadline for its request's headers and another for its body (`RequestTimeouts`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import signal
 import socket
 import threading
 import time
 from collections.abc import Generator
+from dataclasses import dataclass
 from types import FrameType
-from typing import Protocol
+from typing import ClassVar, Final, Literal, Protocol, cast
 
 import anyio
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 
 from gateway.errors import ConfigError
+from gateway.server._repeat_filter import RepeatFilter, filtering_repeats
 
-__all__ = ["GracefulServer", "listen", "run_http"]
+__all__ = ["GracefulServer", "RequestTimeouts", "listen", "run_http", "timed_protocol"]
+
+logger = logging.getLogger(__name__)
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_TIMEOUT_BODY: Final = b"Request Timeout: the request did not arrive in time.\n"
+_TIMEOUT_RESPONSE: Final = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    + f"content-length: {len(_TIMEOUT_BODY)}\r\n\r\n".encode()
+    + _TIMEOUT_BODY
+)
+_FLOODING_LOGGERS: Final = ("asyncio", "uvicorn.error")
+"""Loggers that repeat one line per connection under load (asyncio's accept loop when descriptors run out)."""
+
+
+@dataclass(frozen=True)
+class RequestTimeouts:
+    """How long a client may take to send a request over HTTP.
+
+    Args:
+        header_timeout: seconds from the connection (or the first byte of a later request on a kept-alive
+            connection) until the request line and headers are complete.
+        body_timeout: seconds from the end of the headers until the body is complete.
+    """
+
+    header_timeout: float = 10.0
+    body_timeout: float = 60.0
+
+
+_Phase = Literal["headers", "body", "done"]
+
+
+class _TimedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with deadlines for a request's headers and body.
+
+    When one passes, the client gets `408 Request Timeout` (unless the application already started its response)
+    and the connection is closed. Reads uvicorn's per-connection `conn`, `cycle` and `transport` attributes: its
+    protocol class is the only place where the bytes of a request are seen arriving.
+    """
+
+    timeouts: ClassVar[RequestTimeouts] = RequestTimeouts()
+    _phase: _Phase = "done"
+    _deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm("headers")
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            if self._phase == "done":
+                self._arm("headers")  # the next request on a kept-alive connection
+        elif state is h11.SEND_BODY:
+            if self._phase != "body":
+                self._arm("body")
+        else:
+            self._disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self, phase: _Phase) -> None:
+        self._disarm()
+        self._phase = phase
+        seconds = self.timeouts.header_timeout if phase == "headers" else self.timeouts.body_timeout
+        self._deadline = self.loop.call_later(seconds, self._expired)
+
+    def _disarm(self) -> None:
+        self._phase = "done"
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        phase, self._deadline = self._phase, None
+        self._phase = "done"
+        if self.transport.is_closing():
+            return
+        cycle = cast("RequestResponseCycle | None", self.cycle)  # None until the first request's headers are in
+        answerable = cycle is None or not cycle.response_started
+        seconds = self.timeouts.header_timeout if phase == "headers" else self.timeouts.body_timeout
+        # No client address in the message: identical lines are collapsed by the repeat filter.
+        logger.warning(
+            "Closed an HTTP connection whose request %s took longer than %g s%s.",
+            phase,
+            seconds,
+            " (answered 408)" if answerable else "",
+        )
+        if cycle is not None and not cycle.response_complete:
+            # The application sees a disconnect and can no longer send (its response would follow ours).
+            cycle.disconnected = True
+            cycle.message_event.set()
+        if answerable:
+            self.transport.write(_TIMEOUT_RESPONSE)
+        self.transport.close()
+
+
+def timed_protocol(timeouts: RequestTimeouts) -> type[H11Protocol]:
+    """An HTTP protocol class for `uvicorn.Config(http=...)` that enforces `timeouts`."""
+    return type("TimedH11Protocol", (_TimedH11Protocol,), {"timeouts": timeouts})
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -121,6 +231,8 @@ async def run_http(server: GracefulServer, sockets: list[socket.socket]) -> None
     """
     finished = anyio.Event()
     serving = anyio.CancelScope(shield=True)
+    repeats = RepeatFilter()
+    flooding = [logging.getLogger(name) for name in _FLOODING_LOGGERS]
 
     async def run() -> None:
         with serving:
@@ -129,18 +241,19 @@ async def run_http(server: GracefulServer, sockets: list[socket.socket]) -> None
             finally:
                 finished.set()
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(run)
-        try:
-            await finished.wait()
-        finally:
-            # Cancelled: shut down as a second signal would, within the grace period (plus uvicorn's slack).
-            server.should_exit = True
-            with (
-                anyio.CancelScope(shield=True),
-                anyio.move_on_after((server.config.timeout_graceful_shutdown or 0) + 2),
-            ):
+    with filtering_repeats(repeats, flooding, logging.getLogger().handlers):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            try:
                 await finished.wait()
-            serving.cancel()
+            finally:
+                # Cancelled: shut down as a second signal would, within the grace period (plus uvicorn's slack).
+                server.should_exit = True
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after((server.config.timeout_graceful_shutdown or 0) + 2),
+                ):
+                    await finished.wait()
+                serving.cancel()
     if server.interrupted:
         raise KeyboardInterrupt

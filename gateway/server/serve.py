@@ -14,7 +14,7 @@ import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
 
-from gateway.server._http_runner import GracefulServer, listen, run_http
+from gateway.server._http_runner import GracefulServer, RequestTimeouts, listen, run_http, timed_protocol
 from gateway.server._request_ids import MalformedIdFilter
 from gateway.server.auth import tokens_from_env
 from gateway.server.http_app import DEFAULT_MAX_BODY, create_app
@@ -47,6 +47,8 @@ async def serve_async(
     stateless: bool = False,
     json_response: bool = False,
     max_body_size: int = DEFAULT_MAX_BODY,
+    header_timeout: float = RequestTimeouts.header_timeout,
+    body_timeout: float = RequestTimeouts.body_timeout,
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -65,6 +67,8 @@ async def serve_async(
         stateless: streamable HTTP without sessions.
         json_response: plain JSON responses instead of SSE streams.
         max_body_size: largest accepted HTTP request body.
+        header_timeout: seconds a client may take to send a request's headers over HTTP (then 408 and close).
+        body_timeout: seconds a client may take to send a request's body once its headers are in.
 
     Raises:
         ConfigError: `host:port` cannot be bound (HTTP).
@@ -98,6 +102,7 @@ async def serve_async(
         host=host,
         port=port,
         lifespan="on",
+        http=timed_protocol(RequestTimeouts(header_timeout=header_timeout, body_timeout=body_timeout)),
         log_level="warning",
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
     )

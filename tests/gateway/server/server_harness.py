@@ -45,6 +45,17 @@ def bound_socket() -> socket.socket:
     return sock
 
 
+def free_port() -> int:
+    """A loopback port that was free a moment ago (for a child that binds by port number).
+
+    The port is found free and released; another process could take it in between, which a loopback test on a
+    quiet machine can live with.
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 async def wait_until_healthy(base_url: str, *, headers: Mapping[str, str] | None = None) -> None:
     """Poll `GET /healthz` until it answers 200."""
     async with httpx2.AsyncClient(timeout=2.0, headers=dict(headers or {})) as http:

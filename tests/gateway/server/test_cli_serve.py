@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,17 @@ import anyio
 import pytest
 from fixture_tools import TOOLS
 from mcp import types
-from server_harness import DEADLINE, ROOT, TOOLS_REF, Era, StartedSignal, bound_socket, connect, wait_until_healthy
+from server_harness import (
+    DEADLINE,
+    ROOT,
+    TOOLS_REF,
+    Era,
+    StartedSignal,
+    bound_socket,
+    connect,
+    free_port,
+    wait_until_healthy,
+)
 
 from gateway.errors import ConfigError
 from gateway.server import ToolServer, serve_async
@@ -41,14 +50,6 @@ async def test_serving_on_a_taken_port_is_a_config_error_naming_the_address() ->
             await serve_async(ToolServer(TOOLS), transport="http", port=port)
 
 
-def _free_port() -> int:
-    # The CLI binds by port number, so the port is found free and released; another process could take it
-    # in between, which a loopback test on a quiet machine can live with.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.mark.parametrize(
     ("sent", "era", "exit_code"),
     [
@@ -59,7 +60,7 @@ def _free_port() -> int:
 async def test_a_signal_stops_the_http_server_after_the_call_in_flight_has_its_result(
     sent: signal.Signals, era: Era, exit_code: int, state_file: Path
 ) -> None:
-    port = _free_port()
+    port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
     command += ["--port", str(port), "--state", str(state_file)]
