@@ -13,7 +13,7 @@ install. `adk_kind` recognises a google-adk object without importing google-adk.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.adk._kind import AdkKind, adk_kind
 from gateway.errors import MissingExtraError
@@ -21,7 +21,7 @@ from gateway.errors import MissingExtraError
 if TYPE_CHECKING:
     from gateway.tools import BaseTool, BaseToolset
 
-__all__ = ["INSTALL_HINT", "AdkKind", "adk_kind", "from_adk", "require_adk"]
+__all__ = ["INSTALL_HINT", "AdkKind", "adk_kind", "from_adk", "require_adk", "to_adk"]
 
 INSTALL_HINT = 'pip install "adk-mcp-gateway[adk]"'
 
@@ -53,5 +53,23 @@ def from_adk(obj: object) -> BaseTool | BaseToolset:
     """
     require_adk("from_adk()")
     from gateway.adk._bridge import from_adk as convert
+
+    return convert(obj)
+
+
+def to_adk(obj: object) -> Any:
+    """One of our tools or toolsets as a google-adk `BaseTool` or `BaseToolset`, for `LlmAgent(tools=[...])`.
+
+    Typed `Any` because google-adk is optional here; the result is a `gateway.adk.lent_tools.LentTool` or
+    `LentToolset`. An `McpToolset` gives the agent what ADK's own lacks: both protocol eras, separate connect and
+    call timeouts, reconnection that never retries a call, cached listings refreshed on `list_changed`, and its
+    server's confirmations (elicitation) as ADK's native `adk_request_confirmation`.
+
+    Raises:
+        MissingExtraError: google-adk is not installed.
+        TypeError: `obj` is not one of our `BaseTool`s or `BaseToolset`s.
+    """
+    require_adk("to_adk()")
+    from gateway.adk._bridge import to_adk as convert
 
     return convert(obj)

@@ -6,11 +6,12 @@ from google.adk.agents import BaseAgent
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 
+from gateway.adk.lent_tools import LentTool, LentToolset
 from gateway.adk.served_agent import AgentToolset
 from gateway.adk.served_tool import AdkTool, AdkToolset
 from gateway.tools import BaseTool, BaseToolset
 
-__all__ = ["from_adk"]
+__all__ = ["from_adk", "to_adk"]
 
 
 def from_adk(obj: object) -> BaseTool | BaseToolset:
@@ -23,4 +24,16 @@ def from_adk(obj: object) -> BaseTool | BaseToolset:
         return AgentToolset(obj)
     raise TypeError(
         f"from_adk() takes a google-adk BaseTool, BaseToolset or agent, got {type(obj).__name__}: {obj!r:.80}"
+    )
+
+
+def to_adk(obj: object) -> LentTool | LentToolset:
+    """See `gateway.adk.to_adk`."""
+    if isinstance(obj, BaseTool):
+        return LentTool(obj)
+    if isinstance(obj, BaseToolset):
+        return LentToolset(obj)
+    raise TypeError(
+        f"to_adk() takes one of our BaseTools or BaseToolsets (an McpToolset, a FunctionTool, ...), got "
+        f"{type(obj).__name__}: {obj!r:.80}"
     )

@@ -19,7 +19,14 @@ from google.adk.tools.tool_context import ToolContext as AdkToolContext
 
 from gateway.tools import ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
 
-__all__ = ["adk_readonly_context", "adk_tool_context", "gateway_tool_context", "settle_in_adk", "settle_in_gateway"]
+__all__ = [
+    "adk_readonly_context",
+    "adk_tool_context",
+    "gateway_readonly_context",
+    "gateway_tool_context",
+    "settle_in_adk",
+    "settle_in_gateway",
+]
 
 _SESSIONLESS = "mcp"
 """The ADK session id of a context that names no session (a tool run outside any MCP session)."""
@@ -62,6 +69,21 @@ def settle_in_gateway(adk_context: AdkToolContext, context: ToolContext) -> None
         context.request_confirmation(hint=request.hint, payload=request.payload)
     if actions.skip_summarization:
         context.actions.skip_summarization = True
+
+
+def gateway_readonly_context(adk_context: AdkReadonlyContext | None) -> ReadonlyContext | None:
+    """Our `ReadonlyContext` over an ADK one's session and state."""
+    if adk_context is None:
+        return None
+    session = adk_context.session
+    return ReadonlyContext(
+        state=dict(adk_context.state),
+        app_name=session.app_name,
+        user_id=session.user_id,
+        session_id=session.id,
+        invocation_id=adk_context.invocation_id,
+        agent_name=adk_context.agent_name,
+    )
 
 
 def gateway_tool_context(adk_context: AdkToolContext, client: ClientFeatures) -> ToolContext:

@@ -1,0 +1,201 @@
+"""Our tools and toolsets lent to google-adk agents: `LentTool` and `LentToolset` (what `to_adk` returns).
+
+A `LentTool` is a google-adk `BaseTool` around one of ours. ADK sees a Gemini-safe declaration; a call runs our tool
+with our `ToolContext` over the ADK session's state and copies back what it asked for (state writes, confirmation
+requests), so ADK's flow acts on them. A question the tool's MCP server asks during the call (a confirmation
+through elicitation) becomes ADK's `tool_context.request_confirmation`: the call ends asking for it, ADK emits its
+`adk_request_confirmation` event, and when the user answers ADK runs the call again, which answers the server's
+question with the user's confirmation. Results are ADK function responses (`mcp_result_to_response`), with image
+and audio parts as genai `Part`s so that ADK's flow hands them to the model as media.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import weakref
+from typing import Any, cast
+
+from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
+from google.adk.tools.base_tool import BaseTool as AdkBaseTool
+from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
+from google.adk.tools.tool_context import ToolContext as AdkToolContext
+from google.genai import types as genai_types
+from mcp import types
+
+from adapters import Media
+from gateway.adk.context import gateway_readonly_context, gateway_tool_context, settle_in_adk
+from gateway.adk.declarations import declaration_to_adk
+from gateway.client import McpToolset
+from gateway.errors import ServiceNotConfiguredError
+from gateway.tools import BaseTool, BaseToolset, ToolContext
+from gateway.tools.function_tool import CONFIRMATION_REQUIRED
+
+__all__ = ["LentTool", "LentToolset"]
+
+_logger = logging.getLogger(__name__)
+
+
+def _form_defaults(schema: dict[str, Any]) -> dict[str, Any]:
+    properties = cast("dict[str, Any]", schema.get("properties") or {})
+    return {
+        name: cast("dict[str, Any]", field)["default"]
+        for name, field in properties.items()
+        if isinstance(field, dict) and "default" in field
+    }
+
+
+def _form_answer(schema: dict[str, Any], payload: Any) -> dict[str, Any]:
+    """The form content a confirmation answers with.
+
+    A yes/no form (one boolean field) is answered by the confirmation itself; any other form takes its values from
+    the confirmation's payload (which starts as the form's defaults).
+    """
+    properties = cast("dict[str, Any]", schema.get("properties") or {})
+    content = dict(cast("dict[str, Any]", payload)) if isinstance(payload, dict) else _form_defaults(schema)
+    if len(properties) == 1:
+        ((name, field),) = properties.items()
+        if isinstance(field, dict) and cast("dict[str, Any]", field).get("type") == "boolean":
+            content[name] = True
+    return content
+
+
+class _AdkUser:
+    """The `ClientFeatures` of a call an ADK agent makes: a server's questions become ADK confirmations."""
+
+    def __init__(self) -> None:
+        self.context: ToolContext | None = None
+        self.asked = False
+
+    def _context(self) -> ToolContext:
+        assert self.context is not None, "the context is set before the tool runs"
+        return self.context
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        # ADK has no progress channel to its user; the toolset's own progress_callback still hears it.
+        del progress, total, message
+
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        _logger.info("%s (%s): %s", logger or "tool", level, data)
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
+        context = self._context()
+        confirmation = context.tool_confirmation
+        if confirmation is None:
+            # Not yet asked: ask ADK's user, and withdraw from the server's question (the tool does not run).
+            self.asked = True
+            context.request_confirmation(hint=message, payload=_form_defaults(requested_schema) or None)
+            return types.ElicitResult(action="cancel")
+        if not confirmation.confirmed:
+            return types.ElicitResult(action="decline")
+        return types.ElicitResult(action="accept", content=_form_answer(requested_schema, confirmation.payload))
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
+        del elicitation_id
+        context = self._context()
+        confirmation = context.tool_confirmation
+        if confirmation is None:
+            self.asked = True
+            context.request_confirmation(hint=f"{message}\n\n{url}", payload={"url": url})
+            return types.ElicitResult(action="cancel")
+        return types.ElicitResult(action="accept" if confirmation.confirmed else "decline")
+
+    async def sample(
+        self,
+        messages: list[types.SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        del messages, max_tokens, system_prompt, temperature
+        raise ServiceNotConfiguredError(
+            "Sampling is not available to a tool an ADK agent calls: google-adk lends its model to no tool. Give the "
+            "McpToolset a sampling_callback and do not hand it to to_adk(), or serve the tool elsewhere."
+        )
+
+
+def _adk_part(part: Any) -> Any:
+    """A typed image or audio part as a genai `Part` (which ADK's flow passes to the model as media)."""
+    if isinstance(part, Media):
+        return genai_types.Part.from_bytes(data=part.data, mime_type=part.mime_type)
+    if isinstance(part, dict):
+        fields = cast("dict[str, Any]", part)
+        if fields.get("type") in ("image", "audio") and isinstance(fields.get("data"), str):
+            data = base64.b64decode(fields["data"])
+            return genai_types.Part.from_bytes(data=data, mime_type=str(fields.get("mime_type") or ""))
+    return cast("Any", part)
+
+
+def adk_media(response: Any) -> Any:
+    """Our function response with its media as genai `Part`s."""
+    if isinstance(response, Media):
+        return _adk_part(response)
+    if not isinstance(response, dict):
+        return response
+    fields = dict(cast("dict[str, Any]", response))
+    if isinstance(fields.get("result"), Media | list):
+        result = fields["result"]
+        fields["result"] = (
+            [_adk_part(item) for item in cast("list[Any]", result)] if isinstance(result, list) else _adk_part(result)
+        )
+    if isinstance(fields.get("parts"), list):
+        fields["parts"] = [_adk_part(part) for part in cast("list[Any]", fields["parts"])]
+    return fields
+
+
+class LentTool(AdkBaseTool):
+    """One of our tools as a google-adk `BaseTool` (see the module docstring)."""
+
+    def __init__(self, tool: BaseTool) -> None:
+        super().__init__(name=tool.name, description=tool.description, is_long_running=tool.is_long_running)
+        self.gateway_tool = tool
+
+    def _get_declaration(self) -> genai_types.FunctionDeclaration | None:
+        declaration = self.gateway_tool.get_declaration()
+        return None if declaration is None else declaration_to_adk(declaration)
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: AdkToolContext) -> Any:
+        """Run our tool over the ADK session's state; a server's question becomes ADK's confirmation request."""
+        user = _AdkUser()
+        context = user.context = gateway_tool_context(tool_context, user)
+        response = await self.gateway_tool.run_async(args=args, tool_context=context)
+        if user.asked:
+            # The server's answer to our withdrawal is not the tool's: the call awaits the ADK user's confirmation.
+            response = {"error": CONFIRMATION_REQUIRED}
+            context.actions.skip_summarization = True
+        settle_in_adk(context, tool_context)
+        return adk_media(response)
+
+
+class LentToolset(AdkBaseToolset):
+    """One of our toolsets as a google-adk `BaseToolset`; an `McpToolset` sends its server's questions to ADK.
+
+    An `McpToolset` handed over is set to `forward_client_requests` (before its first session opens), so that its
+    server's elicitation reaches the call's context and becomes an ADK confirmation.
+    """
+
+    def __init__(self, toolset: BaseToolset) -> None:
+        super().__init__()
+        if isinstance(toolset, McpToolset):
+            toolset.forward_client_requests = True
+        self.gateway_toolset = toolset
+        self._lent: weakref.WeakKeyDictionary[BaseTool, LentTool] = weakref.WeakKeyDictionary()
+
+    def _lend(self, tool: BaseTool) -> LentTool:
+        try:
+            lent = self._lent.get(tool)
+        except TypeError:  # an unhashable tool class
+            return LentTool(tool)
+        if lent is None or lent.name != tool.name:
+            lent = self._lent[tool] = LentTool(tool)
+        return lent
+
+    async def get_tools(self, readonly_context: AdkReadonlyContext | None = None) -> list[AdkBaseTool]:
+        """Our toolset's tools (its own filter and prefix applied) for the ADK session of `readonly_context`."""
+        tools = await self.gateway_toolset.get_tools_with_prefix(gateway_readonly_context(readonly_context))
+        return [self._lend(tool) for tool in tools]
+
+    async def close(self) -> None:
+        """Close our toolset (an `McpToolset` ends its sessions and child processes)."""
+        await self.gateway_toolset.close()
