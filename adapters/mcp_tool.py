@@ -15,6 +15,7 @@ from typing import Any, Final, cast
 from mcp import types
 
 from adapters.declaration import FunctionDeclaration
+from adapters.meta_keys import LONG_RUNNING_META_KEY, RAW_OUTPUT_META_KEY
 
 __all__ = [
     "LONG_RUNNING_META_KEY",
@@ -23,10 +24,6 @@ __all__ = [
     "mcp_tool_to_declaration",
 ]
 
-LONG_RUNNING_META_KEY: Final = "adk-mcp-gateway/longRunning"
-"""`_meta` key marking a tool whose calls report intermediate progress and may take long."""
-
-_RAW_OUTPUT_META_KEY: Final = "adk-mcp-gateway/rawOutputSchema"
 _EMPTY_PARAMETERS: Final[dict[str, Any]] = {"type": "object", "properties": {}}
 _WRAPPER_KEYS: Final = frozenset({"type", "properties", "required", "$defs"})
 _ANNOTATION_HINTS: Final = {
@@ -106,7 +103,7 @@ def declaration_to_mcp_tool(
         input_schema = {"type": "object", **input_schema}
 
     tool_meta: dict[str, Any] | None = copy.deepcopy(declaration.meta)
-    raw_output = bool(tool_meta and tool_meta.pop(_RAW_OUTPUT_META_KEY, False))
+    raw_output = bool(tool_meta and tool_meta.pop(RAW_OUTPUT_META_KEY, False))
     if tool_meta == {} and raw_output:
         tool_meta = None
     response = declaration.response_json_schema
@@ -160,7 +157,7 @@ def mcp_tool_to_declaration(tool: types.Tool) -> FunctionDeclaration:
     else:
         response = copy.deepcopy(output)
         if not _is_object_schema(output):
-            meta = {**(meta or {}), _RAW_OUTPUT_META_KEY: True}
+            meta = {**(meta or {}), RAW_OUTPUT_META_KEY: True}
     annotations = None if tool.annotations is None else tool.annotations.model_dump(by_alias=True, exclude_none=True)
     return FunctionDeclaration(
         name=tool.name,

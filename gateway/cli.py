@@ -7,7 +7,6 @@ Exit codes: 0 success; 1 a runtime failure (an upstream that does not work, a to
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import os
@@ -21,8 +20,8 @@ import anyio
 from adapters import declaration_to_mcp_tool
 from gateway.errors import GatewayError, UpstreamUnavailableError
 from gateway.references import load_agent, load_tools
-from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolConfirmation, ToolContext
-from gateway.tools.tool_union import ToolUnion, as_tool
+from gateway.tools import BaseTool, ReadonlyContext, ToolConfirmation, ToolContext
+from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["main"]
 
@@ -32,8 +31,6 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-NAME_CHECK_SECONDS = 10.0
-"""How long `serve` waits for the upstreams' tool lists to check that no two sources publish one name."""
 
 _EPILOG = """\
 CONFIG is a JSON file in Claude Desktop's format ({"mcpServers": {...}}) plus gateway options; see README.
@@ -241,6 +238,7 @@ def _ask(question: str) -> bool:
 async def _check(config_path: str) -> int:
     from gateway.config import load_config
     from gateway.hub import UpstreamToolset, gateway_tools
+    from gateway.hub.name_check import local_tool_names
 
     config = load_config(config_path)
     items = gateway_tools(config)
@@ -261,94 +259,39 @@ async def _check(config_path: str) -> int:
         except GatewayError as exc:
             failures += 1
             print(f"  FAIL  {item.key}: {exc}")
-    local = await _local_tool_names([item for item in items if not isinstance(item, UpstreamToolset)])
+    local = await local_tool_names([item for item in items if not isinstance(item, UpstreamToolset)])
     print(f"  ok    local tools: {len(local)}")
     published.extend((name, "local") for name in local)
     failures += _report_name_conflicts(published)
     return EXIT_FAILURE if failures else EXIT_OK
 
 
-async def _local_tool_names(items: list[ToolUnion]) -> list[str]:
-    names: list[str] = []
-    for item in map(as_tool, items):
-        tools = await item.get_tools_with_prefix(ReadonlyContext()) if isinstance(item, BaseToolset) else [item]
-        names.extend(tool.name for tool in tools)
-    return names
-
-
-def _name_conflicts(published: list[tuple[str, str]]) -> dict[str, list[str]]:
-    """The tool names two or more sources publish, with those sources."""
-    sources: dict[str, list[str]] = {}
-    for name, source in published:
-        sources.setdefault(name, []).append(source)
-    return {name: where for name, where in sources.items() if len(where) > 1}
-
-
-_CONFLICT_FIX = 'Give an upstream a different "prefix", or leave the tool out with "denyTools".'
-
-
 def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
     """Print one FAIL line per tool name that two sources publish; returns how many there are."""
-    conflicts = _name_conflicts(published)
+    from gateway.hub.name_check import CONFLICT_FIX, name_conflicts
+
+    conflicts = name_conflicts(published)
     for name, where in conflicts.items():
         print(
             f"  FAIL  names: {name!r} is published by {' and '.join(where)}, so listing the tools would fail. "
-            + _CONFLICT_FIX
+            + CONFLICT_FIX
         )
     return len(conflicts)
 
 
-async def _check_names_at_start(items: list[ToolUnion]) -> None:
-    """Refuse to serve a catalog in which two sources publish one name (upstreams are asked in parallel).
-
-    Upstreams that cannot be reached, or do not answer within `NAME_CHECK_SECONDS`, are left out of the check
-    (with a warning); they are connected again when a client first needs them.
-
-    Raises:
-        NameConflictError: two sources publish the same tool name.
-    """
-    from gateway.client import McpToolset
-    from gateway.errors import NameConflictError
-
-    upstreams = [item for item in items if isinstance(item, McpToolset)]
-    if not upstreams:
-        return
-    published: list[tuple[str, str]] = []
-    context = ReadonlyContext(user_id="adk-mcp-gateway", session_id="name-check")
-
-    async def names_of(upstream: McpToolset) -> None:
-        source = getattr(upstream, "source_name", None) or upstream.connection_params.describe()
-        published.extend((tool.name, source) for tool in await upstream.get_tools_with_prefix(context))
-
-    async with contextlib.AsyncExitStack() as stack:
-        for upstream in upstreams:
-            await stack.enter_async_context(upstream)
-        with anyio.move_on_after(NAME_CHECK_SECONDS) as waited:
-            async with anyio.create_task_group() as tg:
-                for upstream in upstreams:
-                    tg.start_soon(names_of, upstream)
-        if waited.cancelled_caught:
-            logger.warning(
-                "Checked tool names without the upstreams that took longer than %g s to answer.", NAME_CHECK_SECONDS
-            )
-    published.extend((name, "local") for name in await _local_tool_names([i for i in items if i not in upstreams]))
-    conflicts = _name_conflicts(published)
-    if conflicts:
-        described = "; ".join(f"{name!r} from {' and '.join(where)}" for name, where in conflicts.items())
-        raise NameConflictError(f"Two tool sources publish the same name: {described}. {_CONFLICT_FIX}")
-
-
 def _serve(args: argparse.Namespace) -> int:
-    from gateway.server import ToolServer, serve
+    from gateway.hub import gateway_server
+    from gateway.hub.name_check import check_names_at_start
+    from gateway.server import serve
     from gateway.server.auth import TOKENS_ENV, parse_tokens
     from gateway.state import SqliteStateStore
     from gateway.state.sqlite_store import default_state_path
 
     items, config_name = _sources(args)
-    anyio.run(_check_names_at_start, items)
+    anyio.run(check_names_at_start, items)
     name = args.name or config_name or "adk-mcp-gateway"
     store = SqliteStateStore(args.state or default_state_path())
-    tool_server = ToolServer(items, name=name, version=version("adk-mcp-gateway"), state_store=store)
+    tool_server = gateway_server(items, name=name, version=version("adk-mcp-gateway"), state_store=store)
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     if args.transport != "stdio" and not loopback and not (tokens or os.environ.get(TOKENS_ENV)):

@@ -1,4 +1,4 @@
-"""The dependency direction of the packages: adapters/ stays pure."""
+"""The dependency direction of the packages: adapters/ stays pure; server/ knows nothing of client/ or hub/."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ FORBIDDEN_IN_ADAPTERS = (
     "mcp.server",
     "mcp.shared",
 )
+FORBIDDEN_IN_SERVER = ("gateway.client", "gateway.hub")
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -37,15 +38,33 @@ def _imported_modules(path: Path) -> set[str]:
 
 def _violations(package: str, forbidden: tuple[str, ...]) -> list[str]:
     found: list[str] = []
-    for path in sorted((ROOT / package).rglob("*.py")):
+    root = ROOT / package
+    for path in sorted(root.rglob("*.py")):
+        shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         for module in sorted(_imported_modules(path)):
             if any(module == banned or module.startswith(banned + ".") for banned in forbidden):
-                found.append(f"{path.relative_to(ROOT)} imports {module}")
+                found.append(f"{shown} imports {module}")
     return found
 
 
 def test_adapters_import_nothing_that_does_io_or_runs() -> None:
     assert _violations("adapters", FORBIDDEN_IN_ADAPTERS) == []
+
+
+def test_the_server_imports_neither_the_client_nor_the_hub() -> None:
+    # The hub plugs into the server through `gateway.server.extension`; the server never reaches back.
+    assert _violations("gateway/server", FORBIDDEN_IN_SERVER) == []
+
+
+def test_the_server_layering_check_catches_an_import_of_the_client_or_the_hub(tmp_path: Path) -> None:
+    package = tmp_path / "server"
+    package.mkdir()
+    (package / "bad.py").write_text(
+        "from gateway.client import McpToolset\nimport gateway.hub.relay\nfrom gateway import hub\n", encoding="utf-8"
+    )
+    found = _violations(str(package), FORBIDDEN_IN_SERVER)
+    flagged = {line.rpartition(" imports ")[2] for line in found}
+    assert flagged == {"gateway.client", "gateway.client.McpToolset", "gateway.hub", "gateway.hub.relay"}
 
 
 def test_the_layering_check_catches_a_forbidden_import(tmp_path: Path) -> None:

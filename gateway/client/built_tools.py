@@ -9,15 +9,13 @@ rebuilds them.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Final, TypeVar
+from collections.abc import Callable
+from typing import Final, Protocol, TypeVar
 
 from mcp import types
 
-from gateway.client.mcp_tool import McpTool
+from gateway.client.mcp_tool import McpTool, ToolCaller
 from gateway.tools.function_tool import ConfirmationPolicy
-
-if TYPE_CHECKING:
-    from gateway.client.toolset import McpToolset
 
 __all__ = ["BuiltTools"]
 
@@ -33,10 +31,17 @@ def _remember(cache: OrderedDict[_K, _V], key: _K, value: _V) -> None:
         cache.popitem(last=False)
 
 
+class ToolOwner(ToolCaller, Protocol):
+    """The toolset the built tools call through, with its confirmation policy (an `McpToolset`)."""
+
+    require_confirmation: ConfirmationPolicy
+    confirm_tool: Callable[[types.Tool], bool] | None
+
+
 class BuiltTools:
     """The `McpTool`s of one toolset, by listed object and by content."""
 
-    def __init__(self, toolset: McpToolset) -> None:
+    def __init__(self, toolset: ToolOwner) -> None:
         self._toolset = toolset
         self._by_object: OrderedDict[int, tuple[types.Tool, McpTool]] = OrderedDict()
         self._by_content: OrderedDict[str, McpTool] = OrderedDict()

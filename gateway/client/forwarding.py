@@ -10,17 +10,14 @@ the downstream session an isolated upstream session belongs to.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcp import MCPError, types
 
 from gateway.client.upstream import ClientCallbacks
 from gateway.errors import GatewayError
-from gateway.tools import ReadonlyContext, ToolContext
+from gateway.tools import BaseToolset, ReadonlyContext, ToolContext
 from gateway.tools.context import InputRequired
-
-if TYPE_CHECKING:
-    from gateway.client.toolset import McpToolset
 
 __all__ = ["Downstream", "forwarding_callbacks"]
 
@@ -32,7 +29,7 @@ class Downstream(Protocol):
     """
 
     async def notify(
-        self, source: McpToolset, notification: types.ServerNotification, context: ReadonlyContext | None
+        self, source: BaseToolset, notification: types.ServerNotification, context: ReadonlyContext | None
     ) -> None:
         """Pass an upstream's change notification on to the downstream sessions it concerns."""
         ...
@@ -55,7 +52,7 @@ _MODERN_DOWNSTREAM = (
 def forwarding_callbacks(
     active: list[ToolContext],
     *,
-    source: McpToolset | None = None,
+    source: BaseToolset | None = None,
     downstream: Downstream | None = None,
     owner: ReadonlyContext | None = None,
 ) -> ClientCallbacks:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mcp import MCPError, types
 
 from adapters import FunctionDeclaration, mcp_result_to_response, mcp_tool_to_declaration
-from adapters.mcp_tool import LONG_RUNNING_META_KEY
+from adapters.meta_keys import LONG_RUNNING_META_KEY
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import BaseTool, ToolContext
 from gateway.tools.function_tool import (
@@ -19,19 +19,24 @@ from gateway.tools.function_tool import (
     confirmation_hint,
 )
 
-if TYPE_CHECKING:
-    from gateway.client.toolset import McpToolset
-
-__all__ = ["McpTool"]
+__all__ = ["McpTool", "ToolCaller"]
 
 logger = logging.getLogger(__name__)
+
+
+class ToolCaller(Protocol):
+    """What sends an upstream tool's `tools/call` (an `McpToolset`)."""
+
+    async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
+        """Call the upstream tool `name` (its name on the upstream) and return its result as sent."""
+        ...
 
 
 class McpTool(BaseTool):
     """A tool served by an upstream MCP server; calling it sends `tools/call` (never retried)."""
 
     def __init__(
-        self, *, mcp_tool: types.Tool, toolset: McpToolset, require_confirmation: ConfirmationPolicy = False
+        self, *, mcp_tool: types.Tool, toolset: ToolCaller, require_confirmation: ConfirmationPolicy = False
     ) -> None:
         meta = mcp_tool.meta or {}
         super().__init__(

@@ -18,11 +18,11 @@ from typing import Any
 
 from mcp import types
 
+from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpToolset
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
 from gateway.references import load_tools
-from gateway.server.identity import SESSION_META_KEY
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
 

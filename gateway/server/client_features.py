@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any, Final
 
 from mcp import MCPDeprecationWarning, types
@@ -24,11 +24,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
-from gateway.server.held_calls import Suspend
 from gateway.server.round_state import RoundState, question_digest
 from gateway.tools.context import InputRequired
 
-__all__ = ["McpClientFeatures", "deprecated_in_2026"]
+__all__ = ["McpClientFeatures", "Suspend", "deprecated_in_2026"]
+
+Suspend = Callable[[InputRequired], Awaitable[Any]]
+"""Ask the client a question and wait for the answer (as the JSON object the client sent)."""
 
 _LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
     "debug",
@@ -65,7 +67,7 @@ class McpClientFeatures:
         self._session = session
         self._asking: dict[str, str] = {}
         self.held_call: str | None = earlier.held
-        """The held call this round continues (see `gateway.server.held_calls`), if any."""
+        """The held call this round continues (see `gateway.hub.held_calls`), if any."""
         self.suspend: Suspend | None = None
         """Set for a held call: a modern client's answers are awaited in place instead of by running again."""
         self._asked = 0

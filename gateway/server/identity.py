@@ -23,9 +23,10 @@ from typing import Any, Final, cast
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
+from adapters.meta_keys import SESSION_META_KEY
+
 __all__ = ["DEFAULT_PRINCIPAL", "SESSION_META_KEY", "CallIdentity", "connection_id", "identify"]
 
-SESSION_META_KEY: Final = "adk-mcp-gateway/session"
 DEFAULT_PRINCIPAL: Final = "local"
 
 connection_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("adk_mcp_gateway_connection", default=None)

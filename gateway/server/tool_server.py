@@ -22,18 +22,13 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from gateway.client import McpTool, McpToolset
 from gateway.errors import NameConflictError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
-from gateway.server.health import redact_reason
-from gateway.server.held_calls import HeldCalls
+from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
-from gateway.server.passthrough import Passthrough
-from gateway.server.relay import MAX_TRACKED_SESSIONS, DownstreamRelay
 from gateway.server.round_state import RoundState
 from gateway.server.tool_call import CONFIRM_FIELD, StaleState, ToolCall, error_result, schema_errors
-from gateway.server.upstream_handlers import UpstreamHandlers
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.state_locks import StateLocks
 from gateway.tools import (
@@ -59,6 +54,8 @@ _connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.Cont
 )
 _Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
+MAX_TRACKED_SESSIONS: Final = 10_000
+"""Sessions remembered per kind of record (listings, log levels): the SDK's default session cap."""
 MAX_STATE_ATTEMPTS: Final = 16
 """How often a state-using call runs before giving up on state that other processes keep changing under it."""
 STATE_BACKOFF: Final = 0.005
@@ -77,6 +74,7 @@ class ToolServer:
         page_size: tools per `tools/list` page.
         request_state_keys: secrets (≥ 32 bytes) sealing the modern era's `requestState`; needed when several
             processes serve one endpoint. Default: a key made at start-up.
+        extension: what plugs into this server (the gateway's upstream forwarding, `gateway.hub.gateway_server`).
     """
 
     def __init__(
@@ -90,6 +88,7 @@ class ToolServer:
         artifact_service: ArtifactService | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
         request_state_keys: Sequence[bytes | str] | None = None,
+        extension: ServerExtension | None = None,
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools)
@@ -104,17 +103,14 @@ class ToolServer:
         self._active_calls = 0
         # State-using calls of one session run one at a time (and of one app or user, for contended tools).
         self._state_locks = StateLocks()
-        # Upstream toolsets announce their own list changes (relayed by `notify`); only other toolsets' lists can
-        # change through what a call did, so only they need the catalog compared after each call.
+        self.extension = extension
+        # An extension's toolsets announce their own list changes; only the other toolsets' lists can change
+        # through what a call did, so only they need the catalog compared after each call.
         self._has_local_toolsets = any(
-            isinstance(item, BaseToolset) and not isinstance(item, McpToolset) for item in self.catalog.items
+            isinstance(item, BaseToolset) and not (extension is not None and extension.owns(item))
+            for item in self.catalog.items
         )
-        self.passthrough = Passthrough([item for item in self.catalog.items if isinstance(item, McpToolset)])
-        self.relay = DownstreamRelay(self.passthrough)
-        self.held_calls = HeldCalls()
-        # Resources, prompts, completion and roots are offered only when an upstream can serve them.
-        handlers = UpstreamHandlers(self.passthrough, self.relay, self._context, self._page)
-        upstream_handlers = handlers.as_server_handlers() if self.passthrough else {}
+        extra_handlers = extension.handlers(ServerHooks(self._context, self._page)) if extension is not None else {}
         with deprecated_in_2026():
             # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
             self.server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
@@ -124,7 +120,7 @@ class ToolServer:
                 on_list_tools=self._on_list_tools,
                 on_call_tool=self._on_call_tool,
                 on_set_logging_level=self._on_set_logging_level,
-                **upstream_handlers,
+                **extra_handlers,
             )
         security = (
             RequestStateSecurity(keys=list(request_state_keys))
@@ -158,18 +154,8 @@ class ToolServer:
                 await self.end_session(session_key)
 
     def upstream_status(self) -> dict[str, dict[str, Any]]:
-        """Each upstream toolset's health (`connected`, `idle` or `failing` with the reason), by config key.
-
-        A reason never shows the upstream's arguments, environment, headers, token or URL path (`redact_reason`).
-        """
-        reports: dict[str, dict[str, Any]] = {}
-        for index, item in enumerate(self.passthrough.upstreams):
-            name = getattr(item, "key", None) or f"upstream-{index}"
-            report = item.status()
-            if isinstance(report.get("error"), str):
-                report["error"] = redact_reason(report["error"], item.connection_params)
-            reports[str(name)] = report
-        return reports
+        """The extension's health reports (a gateway's upstreams: `connected`, `idle` or `failing`), by name."""
+        return self.extension.status() if self.extension is not None else {}
 
     async def end_session(self, session_key: str) -> None:
         """Release what the toolsets hold for a session that ended (an isolated upstream session, its process).
@@ -177,8 +163,9 @@ class ToolServer:
         Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted.
         """
         principals = self._principals_of.pop(session_key, set[str]())
-        for principal in principals:
-            self.relay.forget(CallIdentity(principal, session_key).session_owner)
+        if self.extension is not None:
+            for principal in principals:
+                self.extension.session_ended(CallIdentity(principal, session_key).session_owner)
         with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
             for principal in principals:
                 context = ReadonlyContext(app_name=self.name, user_id=principal, session_id=session_key)
@@ -195,16 +182,9 @@ class ToolServer:
             for item in self.catalog.items:
                 if isinstance(item, BaseToolset):
                     await stack.enter_async_context(item)
-            # Held calls run in the server's own task group, cancelled (first) when the server closes.
-            held_tasks = await stack.enter_async_context(anyio.create_task_group())
-            stack.callback(self.held_calls.bind, None)
-            stack.callback(held_tasks.cancel_scope.cancel)
-            self.held_calls.bind(held_tasks)
+            if self.extension is not None:
+                await stack.enter_async_context(self.extension)
             self._exit_stack = stack.pop_all()
-        # While serving, what the upstreams say outside a call goes to this server's clients.
-        for upstream in self.passthrough.upstreams:
-            if upstream.forward_client_requests:
-                upstream.downstream = self.relay
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -213,9 +193,6 @@ class ToolServer:
     async def aclose(self) -> None:
         """Close the toolsets and the state store."""
         stack, self._exit_stack = self._exit_stack, None
-        for upstream in self.passthrough.upstreams:
-            if upstream.downstream is self.relay:
-                upstream.downstream = None
         if stack is not None:
             # Not inside a shield: the toolsets' task groups were entered outside it and must be exited from
             # the scope they were entered in; each toolset shields its own teardown.
@@ -230,8 +207,8 @@ class ToolServer:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
     def _track(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
-        if self.passthrough:
-            self.relay.track(ctx, identity.session_owner)
+        if self.extension is not None:
+            self.extension.track(ctx, identity.session_owner)
 
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
         if identity.session_key.startswith(_CONNECTION_BOUND):
@@ -277,7 +254,7 @@ class ToolServer:
         end = start + self.page_size
         return items[start:end], (str(end) if end < len(items) else None)
 
-    # --- resources, prompts, completion, roots (upstream passthrough: `upstream_handlers`) ------------------
+    # --- what an extension's handlers ask of the server ---------------------------------------------------------
 
     async def _context(self, ctx: ServerRequestContext[Any, Any]) -> ReadonlyContext:
         identity = identify(ctx)
@@ -326,20 +303,18 @@ class ToolServer:
             session=identity.session_owner,
             log_level=self._log_levels.get(identity.session_owner),
         )
-        if features.held_call is not None:
-            return await self.held_calls.resume(ctx, features, identity.session_owner)
-        if features.modern and isinstance(entry.tool, McpTool):
-            # An upstream call must not run again to get an answer: it is held open across the client's rounds.
-            def on_error(exc: BaseException) -> types.CallToolResult:
-                logger.error("Held call of %s failed: %s", params.name, exc)
-                return error_result(f"{type(exc).__name__}: {exc}")
-
-            return await self.held_calls.start(
+        if self.extension is not None:
+            pending = PendingCall(
+                ctx,
+                entry,
+                arguments,
                 identity.session_owner,
                 features,
                 lambda: self._run(ctx, entry, arguments, identity, loaded, features),
-                on_error,
             )
+            handled = await self.extension.call_tool(pending)
+            if handled is not None:
+                return handled
         try:
             result = await self._run(ctx, entry, arguments, identity, loaded, features)
         except InputRequired as needed:
@@ -348,8 +323,6 @@ class ToolServer:
             )
         await self._announce_changes(ctx, identity)
         return result
-
-    # --- held calls: an upstream call that asks a modern client something, kept running across its rounds -------
 
     async def _run(  # noqa: PLR0917 - private, called once
         self,

@@ -30,6 +30,7 @@ from mcp.types import METHOD_NOT_FOUND
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway import hub
 from gateway.config import load_config
 from gateway.hub import gateway_tools
 from gateway.server import ToolServer, serve_async
@@ -123,7 +124,7 @@ def write_config(directory: Path, name: str, servers: dict[str, dict[str, Any]])
 def gateway_server(config: Path) -> ToolServer:
     """What `adk-mcp-gateway serve CONFIG` runs, with state in memory."""
     loaded = load_config(config)
-    return ToolServer(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
+    return hub.gateway_server(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
 
 
 def stdio_upstream(tools: int = 2, **options: Any) -> dict[str, Any]:

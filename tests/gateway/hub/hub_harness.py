@@ -26,6 +26,7 @@ from mcp.client.context import ClientRequestContext
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from gateway import hub
 from gateway.config import load_config
 from gateway.hub import gateway_tools
 from gateway.server import ToolServer, serve_async
@@ -108,7 +109,7 @@ def write_config(directory: Path, servers: dict[str, dict[str, Any]], *, tools: 
 def gateway_server(config: Path) -> ToolServer:
     """The `ToolServer` that `adk-mcp-gateway serve CONFIG` runs, with state in memory."""
     loaded = load_config(config)
-    return ToolServer(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
+    return hub.gateway_server(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
 
 
 @asynccontextmanager

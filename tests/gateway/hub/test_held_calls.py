@@ -28,10 +28,20 @@ from hub_harness import (
 from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
+from gateway.hub import Hub
+from gateway.hub.held_calls import HeldCalls
+from gateway.server import ToolServer
+
 pytestmark = pytest.mark.anyio
 
 NOTIFYING = {"command": sys.executable, "args": ["-I", str(HERE / "hub_notifying_server.py")]}
 NAME_ANSWER = types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+def held_calls_of(tool_server: ToolServer) -> HeldCalls:
+    hub = tool_server.extension
+    assert isinstance(hub, Hub)
+    return hub.held_calls
 
 
 async def test_a_push_elicitation_reaches_a_modern_client_in_rounds_and_the_upstream_call_runs_once(
@@ -130,20 +140,20 @@ async def test_another_session_cannot_resume_a_held_call(tmp_path: Path) -> None
                     meta=meta,
                     allow_input_required=True,
                 )
-            assert len(tool_server.held_calls) == 1
+            assert len(held_calls_of(tool_server)) == 1
 
 
 async def test_a_held_call_whose_client_never_returns_is_abandoned(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"n": NOTIFYING})
     tool_server = gateway_server(config)
-    tool_server.held_calls.ttl = 0.2
+    held_calls_of(tool_server).ttl = 0.2
     with anyio.fail_after(DEADLINE):
         async with (
             serving_http(tool_server) as base_url,
             connect(base_url, "auto", **Downstream().callbacks()) as client,
         ):
             asked = await first_round(client)
-            while len(tool_server.held_calls):  # noqa: ASYNC110 - the expiry has no event to wait on
+            while len(held_calls_of(tool_server)):  # noqa: ASYNC110 - the expiry has no event to wait on
                 await anyio.sleep(0.05)
             [key] = asked.input_requests or {}
             with pytest.raises(MCPError, match="held call this round answers is gone"):

@@ -6,21 +6,17 @@ Registered on the SDK server only when the gateway has upstreams. Listings are m
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp import types
 from mcp.server.context import ServerRequestContext
 
+from gateway.hub.passthrough import Passthrough
+from gateway.hub.relay import DownstreamRelay
+from gateway.server.extension import ContextOf, Pager
 from gateway.server.identity import identify
-from gateway.server.passthrough import Passthrough
-from gateway.server.relay import DownstreamRelay
-from gateway.tools import ReadonlyContext
 
 __all__ = ["UpstreamHandlers"]
-
-ContextOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[ReadonlyContext]]
-Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[list[Any], str | None]]
 
 
 class UpstreamHandlers:

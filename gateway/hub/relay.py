@@ -10,24 +10,21 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict, defaultdict
-from typing import Any, Final
+from typing import Any
 
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway.client import McpToolset
+from gateway.hub.passthrough import Passthrough
 from gateway.server.client_features import deprecated_in_2026
-from gateway.server.passthrough import Passthrough
-from gateway.tools import ReadonlyContext
+from gateway.server.tool_server import MAX_TRACKED_SESSIONS
+from gateway.tools import BaseToolset, ReadonlyContext
 
-__all__ = ["MAX_TRACKED_SESSIONS", "DownstreamRelay"]
+__all__ = ["DownstreamRelay"]
 
 logger = logging.getLogger(__name__)
-
-MAX_TRACKED_SESSIONS: Final = 10_000
-"""Sessions remembered per kind of record (their channels, listings, log levels): the SDK's default session cap."""
 
 
 class DownstreamRelay:
@@ -65,7 +62,7 @@ class DownstreamRelay:
                 del self._subscribers[uri]
 
     async def notify(
-        self, source: McpToolset, notification: types.ServerNotification, context: ReadonlyContext | None
+        self, source: BaseToolset, notification: types.ServerNotification, context: ReadonlyContext | None
     ) -> None:
         """Relay an upstream's change notification to the handshake-era sessions it concerns.
 

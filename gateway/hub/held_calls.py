@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import anyio
 import anyio.abc
@@ -25,20 +25,16 @@ from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
 from gateway.errors import ServiceNotConfiguredError
+from gateway.server.client_features import McpClientFeatures
 from gateway.tools.context import InputRequired
 
-if TYPE_CHECKING:
-    from gateway.server.client_features import McpClientFeatures
-
-__all__ = ["HELD_CALL_TTL", "HeldCall", "HeldCalls", "Suspend"]
+__all__ = ["HELD_CALL_TTL", "HeldCall", "HeldCalls"]
 
 logger = logging.getLogger(__name__)
 
 HELD_CALL_TTL: Final = 600.0
 """Seconds a held call waits for its client's next round before it is cancelled."""
 
-Suspend = Callable[[InputRequired], Awaitable[Any]]
-"""Ask the client a question and wait for the answer (as the JSON object the client sent)."""
 Run = Callable[[], Awaitable[types.CallToolResult]]
 _CANCELLED: Final = types.CallToolResult(content=[types.TextContent(text="The call was cancelled.")], is_error=True)
 

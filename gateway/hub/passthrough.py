@@ -16,7 +16,7 @@ from mcp import MCPError, types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client import McpToolset
-from gateway.tools import ReadonlyContext
+from gateway.tools import BaseToolset, ReadonlyContext
 
 __all__ = ["Passthrough"]
 
@@ -55,7 +55,7 @@ class Passthrough:
         return bool(self._upstreams)
 
     @staticmethod
-    def downstream_uri(upstream: McpToolset, uri: str) -> str:
+    def downstream_uri(upstream: BaseToolset, uri: str) -> str:
         """A resource URI of an upstream as the gateway's clients know it."""
         return _prefixed(upstream.tool_name_prefix, uri, "+")
 

@@ -1,0 +1,82 @@
+"""The seam through which another room adds to a `ToolServer` (the hub plugs upstream forwarding in here).
+
+A `ToolServer` serves local tools and knows nothing of what plugs in. An extension may add SDK request handlers
+(resources, prompts, completion, ...), run the calls of the tools it owns its own way, hear of each request's
+session and of the sessions that ended, and report its health. The server enters it as an async context for as
+long as it serves, after its toolsets (so it leaves first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, Self
+
+from mcp import types
+from mcp.server.context import ServerRequestContext
+
+from gateway.server.catalog import CatalogEntry
+from gateway.server.client_features import McpClientFeatures
+from gateway.tools import ReadonlyContext
+from gateway.tools.tool_union import ToolUnion
+
+__all__ = ["ContextOf", "Pager", "PendingCall", "ServerExtension", "ServerHooks"]
+
+ContextOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[ReadonlyContext]]
+"""The caller of a request as a `ReadonlyContext` (its scoped state loaded)."""
+Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[list[Any], str | None]]
+"""One page of a merged listing, by the request's cursor (`method` names the listing in errors)."""
+
+
+@dataclass(frozen=True)
+class ServerHooks:
+    """What a server lends its extension's handlers."""
+
+    context: ContextOf
+    page: Pager
+
+
+@dataclass(frozen=True)
+class PendingCall:
+    """A `tools/call` the server resolved (tool found, arguments checked) and is about to run."""
+
+    ctx: ServerRequestContext[Any, Any]
+    entry: CatalogEntry
+    arguments: dict[str, Any]
+    owner: str
+    """The calling session (`principal/session key`)."""
+    features: McpClientFeatures
+    run: Callable[[], Awaitable[types.CallToolResult]]
+    """Run the call the server's own way (a `ToolContext`, confirmation, state, the adapters' result)."""
+
+
+class ServerExtension(Protocol):
+    """What plugs into a `ToolServer`."""
+
+    def owns(self, source: ToolUnion) -> bool:
+        """Whether `source` is served through this extension (it announces its own list changes)."""
+        ...
+
+    def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
+        """Extra `on_*` handlers for the SDK's low-level `Server` (keyword arguments)."""
+        ...
+
+    def track(self, ctx: ServerRequestContext[Any, Any], owner: str) -> None:
+        """A request of session `owner` arrived."""
+        ...
+
+    async def call_tool(self, call: PendingCall) -> types.CallToolResult | types.InputRequiredResult | None:
+        """Run `call` if it is the extension's to run; None lets the server run it."""
+        ...
+
+    def session_ended(self, owner: str) -> None:
+        """Session `owner` ended."""
+        ...
+
+    def status(self) -> dict[str, dict[str, Any]]:
+        """Health reports by name (`/healthz` shows them under `upstreams`)."""
+        ...
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
