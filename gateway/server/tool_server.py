@@ -27,6 +27,7 @@ from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
+from gateway.server.pagination import page_of
 from gateway.server.round_state import RoundState
 from gateway.server.tool_call import CONFIRM_FIELD, StaleState, ToolCall, error_result, schema_errors
 from gateway.state import InMemoryStateStore, StateScope, StateStore
@@ -245,14 +246,8 @@ class ToolServer:
     def _page(
         self, items: list[_Item], params: types.PaginatedRequestParams | None, method: str
     ) -> tuple[list[_Item], str | None]:
-        """One page of a merged listing; the cursor is the offset of the next page."""
-        start = 0
-        if params is not None and params.cursor is not None:
-            if not params.cursor.isdigit() or int(params.cursor) > len(items):
-                raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid cursor {params.cursor!r} for {method}.")
-            start = int(params.cursor)
-        end = start + self.page_size
-        return items[start:end], (str(end) if end < len(items) else None)
+        """One page of a merged listing (`pagination.page_of` with this server's page size)."""
+        return page_of(items, params, self.page_size, method)
 
     # --- what an extension's handlers ask of the server ---------------------------------------------------------
 

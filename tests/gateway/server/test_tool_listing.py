@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, types
 from server_harness import DEADLINE, ERAS, Era, Transport, expected_version, serve_and_connect
 
 from adapters.mcp_tool import LONG_RUNNING_META_KEY
@@ -99,3 +99,29 @@ async def test_a_cursor_the_server_did_not_issue_is_a_json_rpc_error() -> None:
         listing: Any = await client.list_tools()
     assert "Invalid cursor" in raised.value.error.message
     assert len(listing.tools) == 3
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        pytest.param("²", id="superscript-digit"),
+        pytest.param("9" * 5000, id="5000-digits"),
+        pytest.param("-1", id="negative"),
+        pytest.param("1.5", id="fraction"),
+        pytest.param(" 1", id="space"),
+        pytest.param("٣", id="arabic-indic-digit"),
+    ],
+)
+async def test_a_malformed_cursor_is_invalid_params_with_a_short_plain_message(cursor: str) -> None:
+    server = ToolServer([_numbered_tool(i) for i in range(3)], page_size=2)
+    async with Client(server.server, mode="legacy") as client:
+        with anyio.fail_after(DEADLINE), pytest.raises(MCPError) as raised:
+            await client.list_tools(cursor=cursor)
+        second_page: Any = await client.list_tools(cursor="2")
+    error = raised.value.error
+    assert error.code == types.INVALID_PARAMS
+    assert error.message.startswith("Invalid cursor")
+    assert "tools/list" in error.message
+    assert "int()" not in error.message
+    assert len(error.message) < 200
+    assert [tool.name for tool in second_page.tools] == ["tool_002"]
