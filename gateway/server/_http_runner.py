@@ -87,12 +87,15 @@ class _TimedH11Protocol(H11Protocol):
         super().connection_made(transport)
         self._arm("headers")
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
+    def handle_events(self) -> None:
+        # Runs on every arrival of bytes and when a kept-alive connection turns to its next (buffered) request.
+        super().handle_events()
         state = self.conn.their_state
         if state is h11.IDLE:
-            if self._phase == "done":
-                self._arm("headers")  # the next request on a kept-alive connection
+            # Part of the next request is in: its clock starts. An idle kept-alive connection is uvicorn's
+            # keep-alive timeout's business (a 408 there could cross a request the client is sending).
+            if self._phase == "done" and self.conn.trailing_data[0]:
+                self._arm("headers")
         elif state is h11.SEND_BODY:
             if self._phase != "body":
                 self._arm("body")
@@ -120,7 +123,8 @@ class _TimedH11Protocol(H11Protocol):
         self._phase = "done"
         if self.transport.is_closing():
             return
-        cycle = cast("RequestResponseCycle | None", self.cycle)  # None until the first request's headers are in
+        # While headers are awaited, `cycle` is still the previous request's (None before the first).
+        cycle = cast("RequestResponseCycle | None", self.cycle) if phase == "body" else None
         answerable = cycle is None or not cycle.response_started
         seconds = self.timeouts.header_timeout if phase == "headers" else self.timeouts.body_timeout
         # No client address in the message: identical lines are collapsed by the repeat filter.

@@ -62,6 +62,19 @@ async def test_a_stalled_request_is_answered_408_and_closed_within_the_bound(sen
     assert health.status_code == 200
 
 
+async def test_a_later_request_on_a_kept_alive_connection_that_stalls_is_answered_408() -> None:
+    async with http_server(**SHORT) as base_url, await _connect(base_url) as stream:
+        await stream.send(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = b""
+        with anyio.fail_after(DEADLINE):
+            while not first.rstrip().endswith(b"}"):
+                first += await stream.receive()
+        await stream.send(PARTIAL_HEADERS)
+        second = await _read_until_closed(stream)
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert second.startswith(b"HTTP/1.1 408 ")
+
+
 async def test_a_request_completed_within_the_bounds_is_served_normally() -> None:
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode()
     async with http_server(**SHORT) as base_url, await _connect(base_url) as stream:
