@@ -14,6 +14,7 @@ gets an Invalid Request error whose id is null, because the id could not be read
 
 from __future__ import annotations
 
+import re
 from types import TracebackType
 from typing import Any, Final, Protocol, Self, cast
 
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 __all__ = ["MalformedIdFilter", "MalformedIdGuard", "malformed_id_error"]
 
 _PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
+_PLAIN_ID: Final = re.compile(rb'"id"\s*:\s*(?:"|-?\d+\s*[,}])')
 
 
 class _Reading(Protocol):
@@ -113,7 +115,9 @@ class MalformedIdGuard:
 
 
 def _id_problem(body: bytes) -> str | None:
-    if b'"id"' not in body:
+    mentions = body.count(b'"id"')
+    if mentions == 0 or (mentions == 1 and _PLAIN_ID.search(body)):
+        # No id, or the only `"id"` key holds an integer or a string: no need to parse the body twice.
         return None
     try:
         message: Any = pydantic_core.from_json(body)

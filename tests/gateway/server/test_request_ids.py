@@ -74,6 +74,14 @@ async def test_a_handshake_era_http_request_with_a_malformed_id_gets_invalid_req
     assert '"id":2' in after.text
 
 
+async def test_an_integer_id_nested_in_the_params_does_not_hide_a_malformed_request_id() -> None:
+    async with http_server() as base_url, _legacy_session(base_url) as (http, headers):
+        with anyio.fail_after(DEADLINE):
+            response = await http.post("/mcp", json=_list_tools({"a": 1}, _meta={"id": 1}), headers=headers)
+    assert response.status_code == 400
+    _assert_invalid_request(response.json())
+
+
 @pytest.mark.parametrize("bad_id", BAD_IDS)
 async def test_a_modern_era_http_request_with_a_malformed_id_gets_invalid_request_with_a_null_id(bad_id: Any) -> None:
     headers = {**MCP_HEADERS, "MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/list"}
