@@ -171,13 +171,14 @@ class LentTool(AdkBaseTool):
 class LentToolset(AdkBaseToolset):
     """One of our toolsets as a google-adk `BaseToolset`; an `McpToolset` sends its server's questions to ADK.
 
-    An `McpToolset` handed over is set to `forward_client_requests` (before its first session opens), so that its
-    server's elicitation reaches the call's context and becomes an ADK confirmation.
+    An `McpToolset` without an `elicitation_callback` of its own is set to `forward_client_requests` (before its
+    first session opens), so that its server's elicitation reaches the call's context and becomes an ADK
+    confirmation; one with an `elicitation_callback` keeps its callbacks.
     """
 
     def __init__(self, toolset: BaseToolset) -> None:
         super().__init__()
-        if isinstance(toolset, McpToolset):
+        if isinstance(toolset, McpToolset) and toolset.client_callbacks.elicitation is None:
             toolset.forward_client_requests = True
         self.gateway_toolset = toolset
         self._lent: weakref.WeakKeyDictionary[BaseTool, LentTool] = weakref.WeakKeyDictionary()

@@ -150,6 +150,11 @@ class McpToolset(BaseToolset):
         """
         await self._pool.close()
 
+    @property
+    def client_callbacks(self) -> ClientCallbacks:
+        """The callbacks given at construction (elicitation, sampling, logging, notifications)."""
+        return self._callbacks
+
     # --- sessions -----------------------------------------------------------------------------------------------
 
     def _session_callbacks(self, slot: SessionSlot, context: ReadonlyContext | None) -> ClientCallbacks:

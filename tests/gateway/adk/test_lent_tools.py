@@ -15,6 +15,7 @@ from google.adk.sessions import InMemorySessionService
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.genai import types as genai_types
+from mcp import types as mcp_types
 from scripted_model import ScriptedModel, call, say
 
 from adapters import FunctionDeclaration, Media
@@ -253,3 +254,36 @@ async def test_state_our_tool_writes_lands_in_the_adk_session(sessions: InMemory
     assert stored is not None
     assert stored.state["visits"] == 2
     assert stored.state["user:pages"] == ["a", "b"]
+
+
+async def test_a_toolset_with_its_own_elicitation_callback_keeps_it_under_to_adk(
+    sessions: InMemorySessionService, tmp_path: Path
+) -> None:
+    marker = tmp_path / "removed.txt"
+    asked: list[str] = []
+
+    async def approve(context: Any, params: Any) -> Any:
+        del context
+        asked.append(params.message)
+        return mcp_types.ElicitResult(action="accept", content={"confirm": True})
+
+    store = McpToolset(
+        connection_params=StdioConnectionParams(
+            command=sys.executable,
+            args=["-m", "gateway.cli", "serve", "--tools", str(HERE / "confirm_tools.py"), "--state", ":memory:"],
+            cwd=str(ROOT),
+        ),
+        elicitation_callback=approve,
+    )
+    model = ScriptedModel(script=[call("remove_item", {"item": "photos", "marker": str(marker)}), say("Done.")])
+    runner = Runner(
+        app_name="app", agent=LlmAgent(name="a", model=model, tools=[to_adk(store)]), session_service=sessions
+    )
+    session = await sessions.create_session(app_name="app", user_id="user")
+    try:
+        events = await _run(runner, session.id, _user("Remove my photos."))
+    finally:
+        await runner.close()
+    assert [c.name for e in events for c in e.get_function_calls()] == ["remove_item"]
+    assert marker.read_text() == "photos"
+    assert len(asked) == 1
