@@ -5,7 +5,10 @@ ADK session is the MCP session: the session id is the MCP session's key, the use
 the state is the MCP session's state from our store (all four scopes), handed to the ADK session before each run
 and written back from the events' state deltas after it. The conversation itself (the ADK events) lives in memory
 for as long as the MCP session does. Each intermediate event is sent as an MCP progress message; the final text is
-the result, parsed into structured output when the agent has an `output_schema`.
+the result, parsed into structured output when the agent has an `output_schema`. When one of the agent's tools
+needs a confirmation (ADK's `adk_request_confirmation`), the MCP client is asked through elicitation and the agent
+resumes with the answer; a modern-era client answers in a new round, which resumes the paused run instead of
+starting the request again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from google.adk.events import Event
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types as genai_types
+from google.genai.types import FunctionCall
 
 from adapters import FunctionDeclaration
 from gateway.adk.declarations import json_schema_of
@@ -32,6 +36,20 @@ __all__ = ["AgentToolset"]
 _SESSIONLESS: Final = "mcp"
 _TEMP_PREFIX: Final = "temp:"
 _CODE_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+_CONFIRMATION_CALL: Final = "adk_request_confirmation"
+_CONFIRM_FIELD: Final = "confirm"
+_CONFIRMATION_FORM: Final = {
+    "type": "object",
+    "properties": {
+        _CONFIRM_FIELD: {
+            "type": "boolean",
+            "title": "Allow this tool call",
+            "description": "Tick to run the tool, leave unticked to refuse.",
+            "default": False,
+        }
+    },
+    "required": [_CONFIRM_FIELD],
+}
 _REQUEST_SCHEMA: Final = {
     "type": "object",
     "properties": {"request": {"type": "string", "description": "What to ask the agent, in plain words."}},
@@ -63,6 +81,42 @@ def _structured(schema: Any, text: str) -> Any:
     return json.loads(raw)
 
 
+def _confirmation_call(event: Event) -> FunctionCall | None:
+    """The `adk_request_confirmation` call an event pauses on, if any."""
+    waiting = event.long_running_tool_ids or set[str]()
+    return next((c for c in event.get_function_calls() if c.name == _CONFIRMATION_CALL and c.id in waiting), None)
+
+
+def _paused_on(events: list[Event], request: str) -> FunctionCall | None:
+    """The confirmation the session's last run waits on, if that run was started by `request`."""
+    pending: FunctionCall | None = None
+    for event in reversed(events):
+        if event.author != "user":
+            pending = pending or _confirmation_call(event)
+            continue
+        if pending is None:
+            return None
+        parts = [] if event.content is None else event.content.parts or []
+        text = "\n".join(part.text for part in parts if part.text)
+        if text:
+            return pending if text == request else None
+    return None
+
+
+async def _ask(context: ToolContext, call: FunctionCall) -> bool:
+    """Ask the MCP client's user to confirm the call ADK holds back (raises `InputRequired` for a new round)."""
+    args = call.args or {}
+    original = cast("dict[str, Any]", args.get("originalFunctionCall") or {})
+    hint = str(cast("dict[str, Any]", args.get("toolConfirmation") or {}).get("hint") or "")
+    shown = ", ".join(f"{key}={value!r}" for key, value in cast("dict[str, Any]", original.get("args") or {}).items())
+    message = f"Allow the tool call {original.get('name', '?')}({shown})?"
+    # ADK's default hint addresses a model ("respond with a FunctionResponse"); a person sees only custom hints.
+    if hint and "FunctionResponse" not in hint:
+        message += f"\n\n{hint}"
+    answer = await context.elicit(message, _CONFIRMATION_FORM)
+    return answer.action == "accept" and bool((answer.content or {}).get(_CONFIRM_FIELD))
+
+
 def _describe(event: Event) -> str | None:
     """One progress line for an intermediate event: its text, else the calls it makes or answers."""
     if event.content is None or not event.content.parts:
@@ -73,7 +127,7 @@ def _describe(event: Event) -> str | None:
             continue
         if part.text:
             lines.append(part.text)
-        elif part.function_call is not None:
+        elif part.function_call is not None and part.function_call.name != _CONFIRMATION_CALL:
             args = json.dumps(part.function_call.args or {}, ensure_ascii=False, default=str)
             lines.append(f"{event.author} calls {part.function_call.name}({args})")
         elif part.function_response is not None:
@@ -99,26 +153,34 @@ class _AgentRunTool(BaseTool):
     def _get_declaration(self) -> FunctionDeclaration:
         return self._declaration
 
-    async def _session_delta(self, context: ToolContext) -> dict[str, Any] | None:
-        """Open the ADK session of this MCP session; the state it lacks, as the first event's delta."""
+    async def _open_session(
+        self, context: ToolContext, request: str
+    ) -> tuple[dict[str, Any] | None, FunctionCall | None]:
+        """Open the ADK session of this MCP session.
+
+        Returns the state it lacks (the first event's delta) and, when its last run answered this same request
+        and paused on a confirmation (a modern-era client answers in a new round), that confirmation call.
+        """
         app, user, session_id = self._runner.app_name, context.user_id, context.session_id or _SESSIONLESS
         state = {key: value for key, value in context.state.to_dict().items() if not key.startswith(_TEMP_PREFIX)}
         session = await self._sessions.get_session(app_name=app, user_id=user, session_id=session_id)
         if session is None:
             await self._sessions.create_session(app_name=app, user_id=user, session_id=session_id, state=state)
-            return None
-        return {key: value for key, value in state.items() if key not in session.state or session.state[key] != value}
+            return None, None
+        paused = _paused_on(session.events, request)
+        if paused is not None:
+            return None, paused
+        return {
+            key: value for key, value in state.items() if key not in session.state or session.state[key] != value
+        }, None
 
-    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
-        """Run the agent on `args["request"]`; the final text (or structured output) is the result."""
-        context = ToolContext() if tool_context is None else tool_context
-        request = args.get("request")
-        if not isinstance(request, str):
-            return {"error": f"Invoking `{self.name}()` needs a `request` string, got {request!r:.80}."}
-        delta = await self._session_delta(context)
-        message = genai_types.Content(role="user", parts=[genai_types.Part(text=request)])
+    async def _run_once(
+        self, context: ToolContext, message: genai_types.Content, delta: dict[str, Any] | None
+    ) -> tuple[Event | None, str | None, FunctionCall | None]:
+        """One run of the agent: its final event, its last error, and the confirmation it paused on (if any)."""
         final: Event | None = None
         error: str | None = None
+        asked: FunctionCall | None = None
         events = self._runner.run_async(
             user_id=context.user_id,
             session_id=context.session_id or _SESSIONLESS,
@@ -130,13 +192,49 @@ class _AgentRunTool(BaseTool):
                 for key, value in event.actions.state_delta.items():
                     context.state[key] = value
                 error = event.error_message or error
+                asked = _confirmation_call(event) or asked
                 if event.is_final_response() and not event.long_running_tool_ids:
                     final = event
                     continue
                 line = _describe(event)
                 if line is not None:
                     await context.send_progress(line)
+        return final, error, asked
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Run the agent on `args["request"]`; the final text (or structured output) is the result.
+
+        A confirmation the agent's tools ask for (ADK's `adk_request_confirmation`) is asked of the MCP client
+        through elicitation, and the agent resumes with the answer.
+        """
+        context = ToolContext() if tool_context is None else tool_context
+        request = args.get("request")
+        if not isinstance(request, str):
+            return {"error": f"Invoking `{self.name}()` needs a `request` string, got {request!r:.80}."}
+        delta, asked = await self._open_session(context, request)
+        final: Event | None = None
+        error: str | None = None
+        if asked is None:
+            message = genai_types.Content(role="user", parts=[genai_types.Part(text=request)])
+            final, error, asked = await self._run_once(context, message, delta)
+        while asked is not None:
+            confirmed = await _ask(context, asked)
+            answer = genai_types.FunctionResponse(
+                id=asked.id, name=_CONFIRMATION_CALL, response={"confirmed": confirmed}
+            )
+            message = genai_types.Content(role="user", parts=[genai_types.Part(function_response=answer)])
+            final, error, asked = await self._run_once(context, message, None)
+        await self._settle_state(context)
         return self._result(final, error)
+
+    async def _settle_state(self, context: ToolContext) -> None:
+        """Copy the ADK session's state to the MCP session's (it also holds what a round before an answer wrote)."""
+        session = await self._sessions.get_session(
+            app_name=self._runner.app_name, user_id=context.user_id, session_id=context.session_id or _SESSIONLESS
+        )
+        for key, value in (session.state if session is not None else {}).items():
+            if key not in context.state or context.state[key] != value:
+                context.state[key] = value
 
     def _result(self, final: Event | None, error: str | None) -> Any:
         parts = [] if final is None or final.content is None else list(final.content.parts or [])

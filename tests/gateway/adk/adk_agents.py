@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from google.adk.agents import LlmAgent
-from google.adk.tools import ToolContext
+from google.adk.tools import FunctionTool, ToolContext
 from pydantic import BaseModel
 from scripted_model import ScriptedModel, call, say
 
@@ -34,3 +35,18 @@ class Sum(BaseModel):
 
 sum_model = ScriptedModel(script=[say('```json\n{"total": 5, "explanation": "2 + 3"}\n```')])
 sum_agent = LlmAgent(name="adder", model=sum_model, output_schema=Sum, description="Adds numbers.")
+
+
+def shred(document: str, marker: str) -> dict[str, str]:
+    """Shred a document (writes `marker` to prove it ran)."""
+    Path(marker).write_text(document)
+    return {"shredded": document}
+
+
+shred_model = ScriptedModel()
+shredder = LlmAgent(
+    name="shredder",
+    model=shred_model,
+    tools=[FunctionTool(shred, require_confirmation=True)],
+    description="Shreds documents.",
+)

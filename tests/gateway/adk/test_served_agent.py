@@ -8,9 +8,10 @@ from typing import Any
 
 import anyio
 import pytest
-from adk_agents import note_script, notes_model, root_agent, sum_agent
+from adk_agents import note_script, notes_model, root_agent, shred_model, shredder, sum_agent
 from google.adk.models import LlmRequest
 from mcp import Client, StdioServerParameters, types
+from scripted_model import call, say
 
 from gateway.adk import from_adk
 from gateway.server import SESSION_META_KEY, ToolServer
@@ -115,3 +116,44 @@ async def test_serve_agent_publishes_the_agent_over_stdio() -> None:
         result = await _ask(client, "notetaker", "Remember that the sky is blue.")
     assert tool.name == "notetaker"
     assert result.content[0].text == "Noted: the sky is blue."  # pyright: ignore[reportAttributeAccessIssue]
+
+
+class Human:
+    """Answers each elicitation with the given action, keeping the questions."""
+
+    def __init__(self, action: str) -> None:
+        self.action = action
+        self.asked: list[str] = []
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        self.asked.append(params.message)
+        accepted = self.action == "accept"
+        return types.ElicitResult(action=self.action, content={"confirm": True} if accepted else None)  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize("action", ["accept", "decline"])
+async def test_a_confirmation_an_agents_tool_asks_for_is_asked_of_the_mcp_client(
+    action: str, mode: Any, tmp_path: Path
+) -> None:
+    marker = tmp_path / "shredded.txt"
+    shred_model.script[:] = [call("shred", {"document": "plans", "marker": str(marker)}), say("Finished.")]
+    human = Human(action)
+    async with (
+        ToolServer([from_adk(shredder)]) as server,
+        Client(server.server, mode=mode, elicitation_callback=human) as client,
+    ):
+        result = await _ask(client, "shredder", "Shred the plans.")
+    assert not result.is_error, result.content
+    assert result.content[0].text == "Finished."  # pyright: ignore[reportAttributeAccessIssue]
+    assert human.asked == [f"Allow the tool call shred(document='plans', marker={str(marker)!r})?"]
+    # The model saw the tool's answer: run after an approval, ADK's rejection after a refusal.
+    response = shred_model.requests[-1].contents[-1].parts[0].function_response  # pyright: ignore[reportOptionalSubscript]
+    assert response is not None
+    if action == "accept":
+        assert response.response == {"shredded": "plans"}
+        assert marker.read_text() == "plans"
+    else:
+        assert response.response == {"error": "This tool call is rejected."}
+        assert not marker.exists()
