@@ -117,6 +117,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
+    serve.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        metavar="N",
+        help="open HTTP sessions + SSE connections per principal, or per address when anonymous "
+        "(default: 100); one more gets HTTP 429",
+    )
+    serve.add_argument(
+        "--session-retention",
+        type=float,
+        metavar="SECONDS",
+        help="keep the state of sessions that never end explicitly (_meta session keys) this long after their "
+        "last write (default: 30 days)",
+    )
 
     tools = commands.add_parser(
         "tools",
@@ -291,7 +305,13 @@ def _serve(args: argparse.Namespace) -> int:
     anyio.run(check_names_at_start, items)
     name = args.name or config_name or "adk-mcp-gateway"
     store = SqliteStateStore(args.state or default_state_path())
-    tool_server = gateway_server(items, name=name, version=version("adk-mcp-gateway"), state_store=store)
+    tool_server = gateway_server(
+        items,
+        name=name,
+        version=version("adk-mcp-gateway"),
+        state_store=store,
+        **({"session_retention": args.session_retention} if args.session_retention is not None else {}),
+    )
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     if args.transport != "stdio" and not loopback and not (tokens or os.environ.get(TOKENS_ENV)):
@@ -310,6 +330,7 @@ def _serve(args: argparse.Namespace) -> int:
         json_response=args.json_response,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
+        **({} if args.max_sessions_per_client is None else {"max_sessions_per_client": args.max_sessions_per_client}),
     )
     return EXIT_OK
 

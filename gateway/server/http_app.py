@@ -13,13 +13,13 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qs
 
+import anyio
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import Request
@@ -29,12 +29,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.health import health_endpoint
+from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
 from gateway.server.identity import connection_id
 from gateway.server.tool_server import ToolServer
 
-__all__ = ["DEFAULT_MAX_BODY", "create_app"]
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_SESSION_IDLE_TIMEOUT", "create_app"]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
 _LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 _SESSION_ID: Final = re.compile(rb"session_id=([0-9a-f]{32})")
 """The SSE transport's `endpoint` event names the connection's message URL, `...?session_id=<uuid hex>`."""
@@ -60,7 +62,9 @@ def create_app(
     auth_tokens: dict[str, str] | None = None,
     allowed_hosts: Sequence[str] = (),
     max_body_size: int = DEFAULT_MAX_BODY,
-    session_idle_timeout: float = 1800,
+    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+    max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    reclaim_idle_after: float = DEFAULT_RECLAIM_IDLE_AFTER,
 ) -> Starlette:
     """A Starlette app serving `tool_server` over streamable HTTP and SSE.
 
@@ -75,7 +79,13 @@ def create_app(
         auth_tokens: {token: principal}; when given, every MCP request needs `Authorization: Bearer <token>`.
         allowed_hosts: host names besides loopback that Host/Origin may name (for a reverse proxy).
         max_body_size: largest accepted request body in bytes (413 above it).
-        session_idle_timeout: seconds after which an idle streamable HTTP session is closed.
+        session_idle_timeout: seconds after which an idle streamable HTTP session is closed (its state deleted).
+        max_sessions_per_client: open streamable HTTP sessions plus SSE connections per principal (per client
+            address when anonymous); one more gets HTTP 429 naming the limit.
+        reclaim_idle_after: a client at its limit first loses its sessions idle at least this many seconds.
+
+    Raises:
+        ConfigError: a session limit is not positive.
     """
     security = transport_security(allowed_hosts)
     manager = StreamableHTTPSessionManager(
@@ -85,6 +95,13 @@ def create_app(
         security_settings=security,
         max_request_body_size=max_body_size,
         session_idle_timeout=session_idle_timeout,
+    )
+    sessions = HttpSessions(
+        tool_server.end_session,
+        max_sessions_per_client=max_sessions_per_client,
+        reclaim_idle_after=reclaim_idle_after,
+        idle_timeout=session_idle_timeout,
+        stateless=stateless,
     )
     sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_size)
     host_check = TransportSecurityMiddleware(security)
@@ -132,14 +149,10 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         Route(
             "/mcp",
-            guarded(
-                MalformedIdGuard(
-                    _EndSessionOnDelete(StreamableHTTPASGIApp(manager), tool_server), max_body_size=max_body_size
-                )
-            ),
+            guarded(MalformedIdGuard(sessions.streamable(StreamableHTTPASGIApp(manager)), max_body_size=max_body_size)),
             methods=["GET", "POST", "DELETE"],
         ),
-        Route("/sse", guarded(_asgi_endpoint(handle_sse)), methods=["GET"]),
+        Route("/sse", guarded(_asgi_endpoint(sessions.sse(handle_sse))), methods=["GET"]),
         Mount("/messages/", app=guarded(MalformedIdGuard(handle_sse_message, max_body_size=max_body_size))),
     ]
     middleware: list[Middleware] = []
@@ -151,36 +164,12 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
-        async with tool_server, manager.run():
+        async with tool_server, manager.run(), anyio.create_task_group() as tg:
+            tg.start_soon(sessions.run)
             yield
+            tg.cancel_scope.cancel()
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
-
-
-class _EndSessionOnDelete:
-    """After a streamable HTTP session is deleted (2xx), release what the toolsets held for it."""
-
-    def __init__(self, app: ASGIApp, tool_server: ToolServer) -> None:
-        self._app = app
-        self._tool_server = tool_server
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "DELETE":
-            await self._app(scope, receive, send)
-            return
-        status = 0
-
-        async def record(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        await self._app(scope, receive, record)
-        session_id = Headers(scope=scope).get("mcp-session-id")
-        # Only a deletion the session manager accepted (it checks the session's owner) ends anything.
-        if session_id and 200 <= status < 300:
-            await self._tool_server.end_session(f"http:{session_id}")
 
 
 class _SseEndpoint:

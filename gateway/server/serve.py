@@ -17,7 +17,8 @@ from mcp.server.stdio import stdio_server
 from gateway.server._http_runner import GracefulServer, RequestTimeouts, listen, run_http, timed_protocol
 from gateway.server._request_ids import MalformedIdFilter
 from gateway.server.auth import tokens_from_env
-from gateway.server.http_app import DEFAULT_MAX_BODY, create_app
+from gateway.server.http_app import DEFAULT_MAX_BODY, DEFAULT_SESSION_IDLE_TIMEOUT, create_app
+from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER
 from gateway.server.identity import connection_id
 from gateway.server.tool_server import ToolServer
 from gateway.state import SqliteStateStore, StateStore
@@ -49,6 +50,9 @@ async def serve_async(
     max_body_size: int = DEFAULT_MAX_BODY,
     header_timeout: float = RequestTimeouts.header_timeout,
     body_timeout: float = RequestTimeouts.body_timeout,
+    session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+    max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    reclaim_idle_after: float = DEFAULT_RECLAIM_IDLE_AFTER,
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -69,6 +73,10 @@ async def serve_async(
         max_body_size: largest accepted HTTP request body.
         header_timeout: seconds a client may take to send a request's headers over HTTP (then 408 and close).
         body_timeout: seconds a client may take to send a request's body once its headers are in.
+        session_idle_timeout: seconds after which an idle streamable HTTP session ends (its session state with it).
+        max_sessions_per_client: open HTTP sessions plus SSE connections per principal (per address when
+            anonymous); one more gets HTTP 429 naming the limit.
+        reclaim_idle_after: a client at its limit first loses its sessions idle at least this many seconds.
 
     Raises:
         ConfigError: `host:port` cannot be bound (HTTP).
@@ -96,6 +104,9 @@ async def serve_async(
         auth_tokens=auth_tokens if auth_tokens is not None else tokens_from_env(),
         allowed_hosts=allowed_hosts,
         max_body_size=max_body_size,
+        session_idle_timeout=session_idle_timeout,
+        max_sessions_per_client=max_sessions_per_client,
+        reclaim_idle_after=reclaim_idle_after,
     )
     config = uvicorn.Config(
         app,

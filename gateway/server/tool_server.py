@@ -31,6 +31,7 @@ from gateway.server.pagination import page_of
 from gateway.server.round_state import RoundState
 from gateway.server.tool_call import CONFIRM_FIELD, StaleState, ToolCall, error_result, schema_errors
 from gateway.state import InMemoryStateStore, StateScope, StateStore
+from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.state.state_locks import StateLocks
 from gateway.tools import (
     ArtifactService,
@@ -76,6 +77,11 @@ class ToolServer:
         request_state_keys: secrets (≥ 32 bytes) sealing the modern era's `requestState`; needed when several
             processes serve one endpoint. Default: a key made at start-up.
         extension: what plugs into this server (the gateway's upstream forwarding, `gateway.hub.gateway_server`).
+        session_retention: seconds the session keys of a session that never ends explicitly (a `_meta` session
+            key) are kept after their last write (default 30 days). Ended sessions lose theirs at once.
+
+    Raises:
+        ConfigError: `session_retention` is not positive.
     """
 
     def __init__(
@@ -90,10 +96,12 @@ class ToolServer:
         page_size: int = DEFAULT_PAGE_SIZE,
         request_state_keys: Sequence[bytes | str] | None = None,
         extension: ServerExtension | None = None,
+        session_retention: float = DEFAULT_SESSION_RETENTION,
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools)
         self.state_store: StateStore = state_store or InMemoryStateStore()
+        self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
         self.page_size = page_size
         # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
@@ -161,13 +169,17 @@ class ToolServer:
     async def end_session(self, session_key: str) -> None:
         """Release what the toolsets hold for a session that ended (an isolated upstream session, its process).
 
-        Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted.
+        Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted or expires. The
+        session's own state is deleted too.
         """
         principals = self._principals_of.pop(session_key, set[str]())
         if self.extension is not None:
             for principal in principals:
                 self.extension.session_ended(CallIdentity(principal, session_key).session_owner)
         with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
+            for principal in principals:
+                # The session's own keys end with it; its principal's `user:` keys and the `app:` keys stay.
+                await self.state_store.clear_session(self._scope(CallIdentity(principal, session_key)))
             for principal in principals:
                 context = ReadonlyContext(app_name=self.name, user_id=principal, session_id=session_key)
                 for item in self.catalog.items:
@@ -185,6 +197,11 @@ class ToolServer:
                     await stack.enter_async_context(item)
             if self.extension is not None:
                 await stack.enter_async_context(self.extension)
+            # Sessions left idle past the retention (also by an earlier process) go before the first request.
+            await self.retention.sweep()
+            sweeper = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(sweeper.cancel_scope.cancel)
+            sweeper.start_soon(self.retention.run)
             self._exit_stack = stack.pop_all()
         return self
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
@@ -26,6 +27,8 @@ class InMemoryStateStore:
         self._app: dict[str, dict[str, str]] = {}
         self._user: dict[tuple[str, str], dict[str, str]] = {}
         self._session: dict[tuple[str, str, str], dict[str, str]] = {}
+        # When each session's keys were last written (`time.time()`), for `forget_idle_sessions`.
+        self._session_written: dict[tuple[str, str, str], float] = {}
 
     async def __aenter__(self) -> InMemoryStateStore:
         return self
@@ -60,6 +63,8 @@ class InMemoryStateStore:
             raise StateConflictError(changed)
         for scope_name, key, text in encoded:
             self._owner(scope, scope_name, create=True)[key] = text
+            if scope_name == "session":
+                self._session_written[_session_owner(scope)] = time.time()
 
     def _owner(self, scope: StateScope, scope_name: str, *, create: bool = False) -> dict[str, str]:
         table: dict[Any, dict[str, str]]
@@ -76,6 +81,18 @@ class InMemoryStateStore:
         """Forget the session's own keys (see `StateStore.clear_session`)."""
         await anyio.lowlevel.checkpoint()
         self._session.pop(_session_owner(scope), None)
+        self._session_written.pop(_session_owner(scope), None)
+
+    async def forget_idle_sessions(self, app_name: str, idle_since: float) -> int:
+        """Forget the sessions not written since `idle_since` (see `StateStore.forget_idle_sessions`)."""
+        await anyio.lowlevel.checkpoint()
+        idle = [
+            owner for owner, written in self._session_written.items() if owner[0] == app_name and written < idle_since
+        ]
+        for owner in idle:
+            del self._session_written[owner]
+            self._session.pop(owner, None)
+        return len(idle)
 
     async def aclose(self) -> None:
         """Nothing to release; present for the `StateStore` protocol."""

@@ -62,6 +62,13 @@ _VALUE = """
 SELECT value FROM state WHERE app_name = ? AND scope = ? AND user_id = ? AND session_id = ? AND key = ?
 """
 
+_IDLE_SESSIONS = """
+SELECT user_id, session_id FROM state
+WHERE app_name = ? AND scope = 'session'
+GROUP BY user_id, session_id
+HAVING max(updated_at) < ?
+"""
+
 _CLEAR_SESSION = "DELETE FROM state WHERE app_name = ? AND scope = 'session' AND user_id = ? AND session_id = ?"
 
 
@@ -166,6 +173,17 @@ class SqliteStateStore:
                 connection.execute(_CLEAR_SESSION, (scope.app_name, scope.user_id, scope.session_id))
 
         await self._run(clear)
+
+    async def forget_idle_sessions(self, app_name: str, idle_since: float) -> int:
+        """Forget the sessions not written since `idle_since` (see `StateStore.forget_idle_sessions`)."""
+
+        def forget(connection: sqlite3.Connection) -> int:
+            with _transaction(connection):
+                idle = connection.execute(_IDLE_SESSIONS, (app_name, idle_since)).fetchall()
+                connection.executemany(_CLEAR_SESSION, [(app_name, *owner) for owner in idle])
+                return len(idle)
+
+        return await self._run(forget)
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Calling it again does nothing."""

@@ -80,6 +80,13 @@ class StateStore(Protocol):
         """Forget the session's own keys; the user's and the app's keys stay."""
         ...
 
+    async def forget_idle_sessions(self, app_name: str, idle_since: float) -> int:
+        """Forget the own keys of every session of `app_name` not written since `idle_since` (a `time.time()`).
+
+        Returns how many sessions were forgotten. The user's and the app's keys stay.
+        """
+        ...
+
     async def aclose(self) -> None:
         """Release the store's resources; calling it again does nothing."""
         ...
