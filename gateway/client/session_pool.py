@@ -13,7 +13,6 @@ ends — as does the pool being garbage-collected, or the event loop shutting do
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import logging
@@ -34,7 +33,7 @@ from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstr
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ReadonlyContext
 
-__all__ = ["HeaderProvider", "SessionCallbacks", "SessionPool"]
+__all__ = ["SESSION_META_KEY", "HeaderProvider", "SessionCallbacks", "SessionPool"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +42,8 @@ SessionCallbacks = Callable[[SessionSlot, ReadonlyContext | None], ClientCallbac
 """The callbacks a new session of a slot gets, given the context that opens it."""
 _T = TypeVar("_T")
 
+SESSION_META_KEY: Final = "adk-mcp-gateway/session"
+"""The `_meta` key adk-mcp-gateway servers read a session key from (`gateway.server.identity` reads the same)."""
 _FIRST_BACKOFF: Final = 0.5
 _MAX_BACKOFF: Final = 30.0
 
@@ -56,7 +57,7 @@ class SessionPool:
         mode: the protocol era to ask for (`auto`, `legacy`, `2026-07-28`).
         header_provider: headers for a context; each distinct set gets its own session.
         session_key: a key for a context; each distinct key gets its own session.
-        session_meta_key: a `_meta` key carrying a digest of the session key on every request.
+        session_meta_key: a `_meta` key carrying a random key per slot on every request to a modern upstream.
         idle_timeout: seconds without a request in flight after which a session closes itself (None: never).
     """
 
@@ -144,12 +145,11 @@ class SessionPool:
         identity = self.session_key(context) if self.session_key is not None and context is not None else ""
         return json.dumps([identity, headers or {}], sort_keys=True), identity, headers
 
-    def _session_meta(self, identity: str) -> types.RequestParamsMeta | None:
-        if not self.session_meta_key or not identity:
+    def _session_meta(self, slot: SessionSlot, session: UpstreamSession) -> types.RequestParamsMeta | None:
+        # The slot's own random key, a bearer secret for the upstream's session: never the downstream's identity.
+        if not self.session_meta_key or not session.modern:
             return None
-        # A digest: the upstream needs a stable, distinct key, not the downstream's user and session ids.
-        digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
-        return cast("types.RequestParamsMeta", {self.session_meta_key: digest})
+        return cast("types.RequestParamsMeta", {self.session_meta_key: slot.session_key})
 
     # --- sessions -----------------------------------------------------------------------------------------------
 
@@ -159,7 +159,7 @@ class SessionPool:
         Raises:
             UpstreamUnavailableError: the upstream cannot be reached (or failed moments ago and is backed off).
         """
-        key, identity, headers = await self._identity(context)
+        key, _, headers = await self._identity(context)
         slot = self._slots.get(key)
         if slot is None:
             self._forget_ended_slots()
@@ -188,7 +188,7 @@ class SessionPool:
                     self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
                     raise
                 self._failures, self._last_error, self._retry_at = 0, None, 0.0
-                session.meta = self._session_meta(identity)
+                session.meta = self._session_meta(slot, session)
                 slot.session = session
             return slot, slot.session
 
@@ -206,7 +206,9 @@ class SessionPool:
                 del self._slots[key]
 
     async def release(self, context: ReadonlyContext | None) -> None:
-        """End the session of a context's identity now."""
+        """End the session of a context's identity now (not a session every context shares)."""
+        if self.session_key is None and self.header_provider is None:
+            return
         key, _, _ = await self._identity(context)
         slot = self._slots.pop(key, None)
         if slot is not None and slot.session is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 import anyio
 from mcp import types
 
@@ -22,6 +24,8 @@ class SessionSlot:
         self.tools_expire_at = 0.0
         self.active: list[ToolContext] = []
         """The calls in flight on this session, newest last: where forwarded upstream requests go."""
+        self.session_key = secrets.token_urlsafe(32)
+        """The key a sessionless upstream knows this slot's session by (a bearer secret; see `session_meta_key`)."""
 
     def cached_tools(self, session: UpstreamSession) -> list[types.Tool] | None:
         """The cached listing, while no change was announced since (or, unwatched, while its TTL lasts)."""

@@ -38,7 +38,7 @@ from mcp import MCPError, types
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.forwarding import Downstream, forwarding_callbacks
-from gateway.client.session_pool import HeaderProvider, SessionPool
+from gateway.client.session_pool import SESSION_META_KEY, HeaderProvider, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.errors import UpstreamUnavailableError
@@ -75,9 +75,11 @@ class McpToolset(BaseToolset):
             `require_confirmation`), e.g. from its `destructiveHint`.
         forward_client_requests: send the upstream's elicitation, sampling and log messages to the client of
             the call in flight (through its `ToolContext`) instead of to the callbacks.
-        session_meta_key: a `_meta` key under which every request carries a digest of the context's
-            `session_key`, so that a sessionless (2026-07-28) upstream can still tell the sessions apart, and one
-            that restarted finds the same key again (adk-mcp-gateway servers read `adk-mcp-gateway/session`).
+        session_meta_key: a `_meta` key under which every request to a sessionless (2026-07-28) upstream carries
+            a key made at random for each upstream session, so that the upstream keeps one session across calls
+            and tells sessions apart (adk-mcp-gateway servers read `adk-mcp-gateway/session`, the default; None
+            sends none). The key is a bearer secret for the upstream's session state: unguessable, never derived
+            from the downstream's identity, and new for each toolset (an upstream session does not outlive it).
         session_idle_timeout: close a session after this many seconds without a request in flight (a new one is
             opened on the next use); None keeps sessions until the toolset closes.
         notification_callback: receives the server's change notifications (tool, resource and prompt lists
@@ -100,7 +102,7 @@ class McpToolset(BaseToolset):
         session_key: Callable[[ReadonlyContext], str] | None = None,
         confirm_tool: Callable[[types.Tool], bool] | None = None,
         forward_client_requests: bool = False,
-        session_meta_key: str | None = None,
+        session_meta_key: str | None = SESSION_META_KEY,
         session_idle_timeout: float | None = None,
         notification_callback: NotificationCallback | None = None,
     ) -> None:

@@ -45,8 +45,9 @@ class UpstreamToolset(McpToolset):
             session_key=_session_key(config),
             forward_client_requests=True,
             # A modern (2026-07-28) upstream has no sessions of its own: without a key in `_meta` it could not
-            # tell two isolated sessions apart (adk-mcp-gateway servers read this key; others ignore it).
-            session_meta_key=SESSION_META_KEY if config.session_policy == "isolated" else None,
+            # tell two upstream sessions apart, nor keep one across calls (adk-mcp-gateway servers read this key;
+            # others ignore it).
+            session_meta_key=SESSION_META_KEY,
             session_idle_timeout=config.session_idle_timeout if config.session_policy == "isolated" else None,
         )
         self.key = key

@@ -24,6 +24,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
+from gateway.server.identity import CallIdentity
 from gateway.server.round_state import RoundState, question_digest
 from gateway.tools.context import InputRequired
 
@@ -53,7 +54,7 @@ class McpClientFeatures:
         params: types.CallToolRequestParams,
         *,
         earlier: RoundState | None = None,
-        session: str | None = None,
+        session: CallIdentity | None = None,
         log_level: types.LoggingLevel | None = None,
     ) -> None:
         self._ctx = ctx

@@ -3,11 +3,15 @@
 Session key, in order of preference:
 
 1. `_meta["adk-mcp-gateway/session"]` on the request: a client-chosen key. It works on every transport and in
-   both protocol eras, and it is the only session key that survives a server restart.
+   both protocol eras, and it is the only session key that survives a server restart. It is a **bearer secret**:
+   whoever sends the key (as the same principal) reaches the session, so it must be unguessable (e.g.
+   `secrets.token_urlsafe(32)`, as this project's own client makes them). At most 256 characters; anything else
+   under that name (too long, empty, not a string) is refused with -32602.
 2. The `mcp-session-id` header of handshake-era streamable HTTP.
 3. The connection, for stdio and SSE (one session per connection).
-4. Otherwise (modern 2026-07-28 requests, stateless HTTP) the principal: sessionless requests of one principal
-   share one session.
+4. Otherwise (modern 2026-07-28 requests, stateless HTTP): the authenticated principal, whose sessionless
+   requests share one session; an anonymous request gets a session of its own (`call:` plus a random id), which
+   lasts for that call and its input rounds (the sealed `requestState` carries it) and then ends.
 
 Principal: the authenticated bearer token's client id, or `local` when the server runs without auth (stdio,
 unauthenticated loopback HTTP). Session state is stored under principal *and* session key, so a session key
@@ -17,17 +21,30 @@ guessed or replayed by another principal never reaches someone else's state.
 from __future__ import annotations
 
 import contextvars
+import uuid
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from mcp import MCPError, types
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 
 from adapters.meta_keys import SESSION_META_KEY
 
-__all__ = ["DEFAULT_PRINCIPAL", "SESSION_META_KEY", "CallIdentity", "connection_id", "identify"]
+__all__ = [
+    "CALL_SESSION_PREFIX",
+    "DEFAULT_PRINCIPAL",
+    "MAX_SESSION_KEY_LENGTH",
+    "SESSION_META_KEY",
+    "CallIdentity",
+    "connection_id",
+    "identify",
+]
 
+MAX_SESSION_KEY_LENGTH: Final = 256
 DEFAULT_PRINCIPAL: Final = "local"
+CALL_SESSION_PREFIX: Final = "call:"
+"""The session key prefix of an anonymous sessionless call's own session."""
 
 connection_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("adk_mcp_gateway_connection", default=None)
 """Set around each stdio or SSE connection's serving loop; handler tasks inherit it."""
@@ -45,20 +62,43 @@ class CallIdentity:
         """The owner of session-scoped state: principal and session together."""
         return f"{self.principal}/{self.session_key}"
 
+    @property
+    def call_scoped(self) -> bool:
+        """Whether the session is an anonymous call's own, ending with the call (and its input rounds)."""
+        return self.session_key.startswith(CALL_SESSION_PREFIX)
 
-def _principal() -> str:
+
+def _chosen_key(meta: dict[str, Any]) -> str | None:
+    if SESSION_META_KEY not in meta:
+        return None
+    chosen = meta[SESSION_META_KEY]
+    if not isinstance(chosen, str) or not chosen or len(chosen) > MAX_SESSION_KEY_LENGTH:
+        shown = f"{len(chosen)} characters long" if isinstance(chosen, str) else f"a {type(chosen).__name__}"
+        raise MCPError(
+            code=types.INVALID_PARAMS,
+            message=(
+                f"The session key in _meta[{SESSION_META_KEY!r}] is {shown}: it must be a string of 1 to "
+                f"{MAX_SESSION_KEY_LENGTH} characters (an unguessable one, e.g. secrets.token_urlsafe(32))."
+            ),
+        )
+    return chosen
+
+
+def identify(ctx: ServerRequestContext[Any, Any], carried: str | None = None) -> CallIdentity:
+    """Resolve the principal and session key of one request.
+
+    Args:
+        ctx: the request.
+        carried: the session key an earlier round of the same call used (from its sealed `requestState`); an
+            anonymous call's own session continues under it.
+
+    Raises:
+        MCPError: -32602, the session key in `_meta` is not a string of 1 to 256 characters.
+    """
     token = get_access_token()
-    if token is None:
-        return DEFAULT_PRINCIPAL
-    return token.subject or token.client_id
-
-
-def identify(ctx: ServerRequestContext[Any, Any]) -> CallIdentity:
-    """Resolve the principal and session key of one request."""
-    principal = _principal()
-    meta = cast("dict[str, Any]", ctx.meta or {})
-    chosen = meta.get(SESSION_META_KEY)
-    if isinstance(chosen, str) and chosen:
+    principal = DEFAULT_PRINCIPAL if token is None else token.subject or token.client_id
+    chosen = _chosen_key(cast("dict[str, Any]", ctx.meta or {}))
+    if chosen is not None:
         return CallIdentity(principal, f"meta:{chosen}")
     request: Any = ctx.request
     headers = getattr(request, "headers", None)
@@ -69,4 +109,8 @@ def identify(ctx: ServerRequestContext[Any, Any]) -> CallIdentity:
     connection = connection_id.get()
     if connection is not None:
         return CallIdentity(principal, f"connection:{connection}")
-    return CallIdentity(principal, f"principal:{principal}")
+    if token is not None:
+        return CallIdentity(principal, f"principal:{principal}")
+    if carried is not None and carried.startswith(CALL_SESSION_PREFIX):
+        return CallIdentity(principal, carried)
+    return CallIdentity(principal, f"{CALL_SESSION_PREFIX}{uuid.uuid4().hex}")

@@ -9,7 +9,9 @@ with `inputResponses` and the `requestState` it was given. The SDK's `RequestSta
 * the questions asked in the round that just ended, each with a digest of its request: an answer counts only under
   the key of a question asked there, and only for that very question;
 * the answers accepted in earlier rounds (a local tool runs again from the start and gets them in order);
-* the held upstream call the rounds continue, if any (`gateway.server.held_calls`).
+* the held upstream call the rounds continue, if any (`gateway.server.held_calls`);
+* a random id for the round, which this process accepts once (`SpentRounds`): a round answered once cannot be
+  sent again to run the confirmed call a second time.
 
 `inputResponses` sent unasked (on a first round, under another key) are ignored: nothing a client sends before it is
 asked can stand in for the user's answer.
@@ -19,13 +21,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
+import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from mcp import MCPError, types
 
-__all__ = ["RoundState", "question_digest"]
+from gateway.server.identity import CallIdentity
+
+__all__ = ["RoundState", "SpentRounds", "question_digest"]
 
 _VERSION: Final = 2
 
@@ -44,14 +51,16 @@ def _invalid(reason: str) -> MCPError:
 class RoundState:
     """The plaintext of one call's `requestState` (sealed and bound by the SDK on the way out and in)."""
 
-    session: str | None = None
-    """The owner (principal and session key) of the session the call belongs to; None on a first round."""
+    session: CallIdentity | None = None
+    """The principal and session the call belongs to; None on a first round."""
     asked: Mapping[str, str] = field(default_factory=dict[str, str])
     """The questions the round that ended asked: key -> question digest."""
     answers: Mapping[str, tuple[str, Any]] = field(default_factory=dict[str, tuple[str, Any]])
     """Answers accepted so far: key -> (question digest, the answer as the client sent it)."""
     held: str | None = None
     """The held call these rounds continue."""
+    round_id: str | None = None
+    """The id of the round that ended with this state (a fresh one is made by `dump`)."""
 
     @classmethod
     def parse(cls, plaintext: str | None) -> RoundState:
@@ -69,24 +78,27 @@ class RoundState:
         if not isinstance(loaded, dict) or cast("dict[str, Any]", loaded).get("v") != _VERSION:
             raise _invalid("made by another version of this server")
         state = cast("dict[str, Any]", loaded)
-        session, held = state.get("session"), state.get("held")
+        session, held, round_id = state.get("session"), state.get("held"), state.get("round")
+        identity = CallIdentity(*cast("list[str]", session)) if isinstance(session, list) else None
         asked = cast("dict[str, str]", state.get("asked") or {})
         answers = {
             key: (str(pair[0]), pair[1])
             for key, pair in cast("dict[str, list[Any]]", state.get("answers") or {}).items()
         }
         return cls(
-            session=session if isinstance(session, str) else None,
+            session=identity,
             asked=dict(asked),
             answers=answers,
             held=held if isinstance(held, str) else None,
+            round_id=round_id if isinstance(round_id, str) else None,
         )
 
     def dump(self) -> str:
         """The plaintext to seal into the next `requestState`."""
         state: dict[str, Any] = {
             "v": _VERSION,
-            "session": self.session,
+            "round": secrets.token_hex(16),
+            "session": None if self.session is None else [self.session.principal, self.session.session_key],
             "asked": dict(self.asked),
             "answers": {key: list(pair) for key, pair in self.answers.items()},
         }
@@ -94,13 +106,13 @@ class RoundState:
             state["held"] = self.held
         return json.dumps(state, separators=(",", ":"))
 
-    def check_session(self, owner: str) -> None:
+    def check_session(self, identity: CallIdentity) -> None:
         """Refuse a round sent from a session other than the one the call began in.
 
         Raises:
             MCPError: -32602; the call belongs to another session.
         """
-        if self.session is not None and self.session != owner:
+        if self.session is not None and self.session != identity:
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message="This requestState belongs to a call of another session; call the tool again in this one.",
@@ -114,3 +126,34 @@ class RoundState:
             if digest is not None:
                 accepted[key] = (digest, response.model_dump(by_alias=True, mode="json", exclude_none=True))
         return accepted
+
+
+class SpentRounds:
+    """The rounds this process has already received, each remembered while its `requestState` is still valid.
+
+    Several processes sharing the request-state keys do not share this memory: a round could then be replayed once
+    per process within the state's lifetime.
+    """
+
+    def __init__(self, ttl: float) -> None:
+        self._ttl = ttl
+        self._expiry: OrderedDict[str, float] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._expiry)
+
+    def spend(self, round_id: str) -> None:
+        """Accept a round once.
+
+        Raises:
+            MCPError: -32602, the round was already received (a replayed `requestState`).
+        """
+        now = time.monotonic()
+        while self._expiry and next(iter(self._expiry.values())) <= now:
+            self._expiry.popitem(last=False)
+        if round_id in self._expiry:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message="This requestState was already answered once; call the tool again to be asked again.",
+            )
+        self._expiry[round_id] = now + self._ttl

@@ -19,7 +19,7 @@ from typing import Any, Final, Self, TypeVar
 import anyio
 from mcp import MCPError, types
 from mcp.server import NotificationOptions, Server
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
 from gateway.errors import NameConflictError
@@ -28,7 +28,7 @@ from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.pagination import page_of
-from gateway.server.round_state import RoundState
+from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.tool_call import CONFIRM_FIELD, StaleState, ToolCall, error_result, schema_errors
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
@@ -53,6 +53,9 @@ _CONNECTION_BOUND: Final = ("http:", "connection:")
 _RELEASE_DEADLINE: Final = 10.0
 _connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
     "adk_mcp_gateway_connection_sessions", default=None
+)
+_request_sessions: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
+    "adk_mcp_gateway_request_sessions", default=None
 )
 _Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
@@ -113,6 +116,8 @@ class ToolServer:
         # State-using calls of one session run one at a time (and of one app or user, for contended tools).
         self._state_locks = StateLocks()
         self.extension = extension
+        # Anonymous calls' own sessions while a call runs in them (they end with it, not with the request).
+        self._running_sessions: set[str] = set()
         # An extension's toolsets announce their own list changes; only the other toolsets' lists can change
         # through what a call did, so only they need the catalog compared after each call.
         self._has_local_toolsets = any(
@@ -137,6 +142,8 @@ class ToolServer:
             else RequestStateSecurity.ephemeral()
         )
         self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
+        self._spent_rounds = SpentRounds(security.ttl)
+        self.server.middleware.append(self._end_call_sessions)
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
         # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
         # Each connection's serving loop is wrapped so the sessions it carried are released when it ends.
@@ -221,6 +228,25 @@ class ToolServer:
 
     # --- sessions and state -------------------------------------------------------------------------------------
 
+    async def _end_call_sessions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Middleware: the sessions of anonymous sessionless calls end with their request (or their held call)."""
+        seen: set[str] = set()
+        token = _request_sessions.set(seen)
+        try:
+            return await call_next(ctx)
+        finally:
+            _request_sessions.reset(token)
+            for session_key in seen - self._running_sessions:
+                await self._end_call_session(session_key)
+
+    async def _end_call_session(self, session_key: str) -> None:
+        """End an anonymous call's own session: release what the toolsets hold for it and delete its state."""
+        principals = set(self._principals_of.get(session_key, set[str]()))
+        await self.end_session(session_key)
+        with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
+            for principal in principals:
+                await self.state_store.clear_session(self._scope(CallIdentity(principal, session_key)))
+
     def _scope(self, identity: CallIdentity) -> StateScope:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
@@ -229,9 +255,9 @@ class ToolServer:
             self.extension.track(ctx, identity.session_owner)
 
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
-        if identity.session_key.startswith(_CONNECTION_BOUND):
+        if identity.session_key.startswith(_CONNECTION_BOUND) or identity.call_scoped:
             self._principals_of[identity.session_key].add(identity.principal)
-            seen = _connection_sessions.get()
+            seen = (_request_sessions if identity.call_scoped else _connection_sessions).get()
             if seen is not None:
                 seen.add(identity.session_key)
         loaded = await self.state_store.load(self._scope(identity))
@@ -249,7 +275,8 @@ class ToolServer:
         self._track(ctx, identity)
         readonly, _ = await self._readonly_context(identity)
         entries = list((await self._resolve(readonly)).values())
-        self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
+        if not identity.call_scoped:  # an anonymous call's session ends now: no change to announce to it later
+            self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
         page, next_cursor = self._page([entry.mcp_tool for entry in entries], params, "tools/list")
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -287,7 +314,11 @@ class ToolServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        identity = identify(ctx)
+        earlier = RoundState.parse(params.request_state)
+        identity = identify(ctx, None if earlier.session is None else earlier.session.session_key)
+        earlier.check_session(identity)
+        if earlier.round_id is not None:
+            self._spent_rounds.spend(earlier.round_id)
         self._track(ctx, identity)
         readonly, loaded = await self._readonly_context(identity)
         entries = await self._resolve(readonly)
@@ -306,29 +337,32 @@ class ToolServer:
             if errors:
                 return error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
 
-        earlier = RoundState.parse(params.request_state)
-        earlier.check_session(identity.session_owner)
         features = McpClientFeatures(
             ctx,
             params,
             earlier=earlier,
-            session=identity.session_owner,
+            session=identity,
             log_level=self._log_levels.get(identity.session_owner),
         )
+
+        async def run() -> types.CallToolResult:
+            """Run the call; an anonymous call's own session lives while it runs (a held call outlives its round)."""
+            if not identity.call_scoped:
+                return await self._run(ctx, entry, arguments, identity, loaded, features)
+            self._running_sessions.add(identity.session_key)
+            try:
+                return await self._run(ctx, entry, arguments, identity, loaded, features)
+            finally:
+                self._running_sessions.discard(identity.session_key)
+                await self._end_call_session(identity.session_key)
+
         if self.extension is not None:
-            pending = PendingCall(
-                ctx,
-                entry,
-                arguments,
-                identity.session_owner,
-                features,
-                lambda: self._run(ctx, entry, arguments, identity, loaded, features),
-            )
+            pending = PendingCall(ctx, entry, arguments, identity.session_owner, features, run)
             handled = await self.extension.call_tool(pending)
             if handled is not None:
                 return handled
         try:
-            result = await self._run(ctx, entry, arguments, identity, loaded, features)
+            result = await run()
         except InputRequired as needed:
             return types.InputRequiredResult(
                 input_requests={needed.key: needed.request}, request_state=features.request_state()

@@ -11,7 +11,18 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, Mode, connect, gateway_http, structured, upstream_http, upstream_stdio, write_config
+from hub_harness import (
+    DEADLINE,
+    Mode,
+    connect,
+    gateway_http,
+    gateway_server,
+    serving_http,
+    structured,
+    upstream_http,
+    upstream_stdio,
+    write_config,
+)
 from mcp import Client, types
 
 from gateway.server import SESSION_META_KEY
@@ -63,10 +74,38 @@ async def test_modern_era_sessions_are_told_apart_by_the_session_key_in_meta(tmp
     assert counts == [1, 1, 2, 2]
 
 
-async def test_modern_era_sessions_without_a_session_key_share_the_principals_upstream_session(
-    tmp_path: Path,
+@pytest.mark.parametrize(("policy", "expected"), [("isolated", [1, 1, 1, 1]), ("shared", [1, 2, 3, 4])])
+async def test_anonymous_modern_calls_without_a_session_key_never_share_an_isolated_upstream_session(
+    policy: str, expected: list[int], tmp_path: Path
 ) -> None:
     async with upstream_http() as url:
-        config = write_config(tmp_path, {"up": {"url": url}})
+        config = write_config(tmp_path, {"up": {"url": url, "sessionPolicy": policy}})
         counts = await alternate_tallies(config, "auto")
-    assert counts == [1, 2, 3, 4]
+    assert counts == expected
+
+
+async def test_the_upstream_session_of_an_anonymous_call_ends_with_the_call(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        tool_server = gateway_server(write_config(tmp_path, {"up": {"url": url}}))
+        with anyio.fail_after(DEADLINE):
+            async with serving_http(tool_server) as base_url, connect(base_url, "auto") as client:
+                for _ in range(3):
+                    structured(await client.call_tool("up_tally", {}))
+                await client.list_tools()
+                sessions = tool_server.upstream_status()["up"]["sessions"]
+    assert sessions == 0
+
+
+async def test_the_session_key_sent_upstream_is_random_not_derived_from_the_downstream_key(tmp_path: Path) -> None:
+    meta = {SESSION_META_KEY: "same-downstream-key"}
+    counts: list[int] = []
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        for _ in range(2):  # two gateways, one after the other, before one upstream
+            with anyio.fail_after(DEADLINE):
+                async with gateway_http(config) as base_url, connect(base_url, "auto") as client:
+                    for _ in range(2):
+                        result = await client.call_tool("up_tally", {}, meta=cast("types.RequestParamsMeta", meta))
+                        counts.append(int(structured(result)["result"]))
+    # A key derived from the downstream key would reach the first gateway's upstream session again (3, 4).
+    assert counts == [1, 2, 1, 2]

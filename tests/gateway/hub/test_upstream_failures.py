@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -20,6 +21,8 @@ from hub_harness import (
     write_config,
 )
 
+from gateway.server import SESSION_META_KEY
+
 pytestmark = pytest.mark.anyio
 
 
@@ -27,20 +30,22 @@ pytestmark = pytest.mark.anyio
 async def test_an_upstream_that_kills_itself_fails_its_call_only_and_the_next_call_gets_a_fresh_session(
     mode: Mode, tmp_path: Path
 ) -> None:
+    # A modern client keeps one session (and so one isolated upstream session) across calls only with a key.
+    meta: Any = {SESSION_META_KEY: "one-downstream-session-0123456789"} if mode == "auto" else None
     async with upstream_http() as url:
         config = write_config(
             tmp_path, {"fragile": upstream_stdio(tmp_path / "up.db"), "steady": {"url": url}}, tools=[LOCAL_TOOLS]
         )
         with anyio.fail_after(DEADLINE):
             async with gateway_http(config) as base_url, connect(base_url, mode) as client:
-                counted = await client.call_tool("fragile_tally", {})
-                first_process = structured(await client.call_tool("fragile_process_id", {}))["result"]
-                crashed = await client.call_tool("fragile_crash", {})
-                steady = await client.call_tool("steady_echo", {"text": "steady"})
-                local = await client.call_tool("shout", {"text": "local"})
+                counted = await client.call_tool("fragile_tally", {}, meta=meta)
+                first_process = structured(await client.call_tool("fragile_process_id", {}, meta=meta))["result"]
+                crashed = await client.call_tool("fragile_crash", {}, meta=meta)
+                steady = await client.call_tool("steady_echo", {"text": "steady"}, meta=meta)
+                local = await client.call_tool("shout", {"text": "local"}, meta=meta)
                 names = await tool_names(client)
-                recounted = await client.call_tool("fragile_tally", {})
-                second_process = structured(await client.call_tool("fragile_process_id", {}))["result"]
+                recounted = await client.call_tool("fragile_tally", {}, meta=meta)
+                second_process = structured(await client.call_tool("fragile_process_id", {}, meta=meta))["result"]
 
     assert counted.structured_content == {"result": 1}
     assert crashed.is_error

@@ -11,6 +11,8 @@ from mcp import Client, types
 from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, ERAS, Era, Transport, connect, first_text, http_server, serve_and_connect
 
+from gateway.server import SESSION_META_KEY
+
 pytestmark = pytest.mark.anyio
 
 
@@ -110,9 +112,9 @@ class Notices:
             self.tools_changed.set()
 
 
-async def _listed(client: Client) -> list[str]:
+async def _listed(client: Client, meta: Any = None) -> list[str]:
     with anyio.fail_after(DEADLINE):
-        return [tool.name for tool in (await client.list_tools()).tools]
+        return [tool.name for tool in (await client.list_tools(meta=meta)).tools]
 
 
 @pytest.mark.parametrize("transport", ["http", "sse"])
@@ -136,8 +138,11 @@ async def test_in_the_modern_era_a_changed_tool_list_is_seen_on_the_next_listing
     # 2026-07-28 delivers list changes only on a `subscriptions/listen` stream, which this server does not
     # serve; the SDK drops `notifications/tools/list_changed` on modern requests.
     notices = Notices()
+    # A session key, so that the feature turned on by one call is still on for the next listing.
+    meta: Any = {SESSION_META_KEY: "one-session-0123456789"}
     async with http_server() as base_url, connect("http", "modern", base_url, message_handler=notices) as client:
-        assert "secret_door" not in await _listed(client)
-        await _call(client, "toggle_feature")
-        assert "secret_door" in await _listed(client)
+        assert "secret_door" not in await _listed(client, meta)
+        with anyio.fail_after(DEADLINE):
+            await client.call_tool("toggle_feature", {}, meta=meta)
+        assert "secret_door" in await _listed(client, meta)
     assert not any(isinstance(message, types.ToolListChangedNotification) for message in notices.received)

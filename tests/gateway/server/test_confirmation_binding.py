@@ -139,3 +139,21 @@ async def test_a_round_of_one_session_cannot_be_answered_from_another_session(ma
     assert refused.value.error.code == types.INVALID_PARAMS
     assert "session" in refused.value.error.message
     assert not await marker.exists()
+
+
+async def test_an_answered_round_cannot_be_replayed_to_run_the_tool_again(marker: anyio.Path) -> None:
+    arguments = _arguments("remove_item", marker)
+    async with http_server() as base_url, _modern(base_url) as client:
+        asked = await _first_round(client, "remove_item", arguments)
+        (key,) = asked.input_requests
+        answered: dict[str, Any] = {"input_responses": {key: ACCEPT}, "request_state": asked.request_state}
+        with anyio.fail_after(DEADLINE):
+            first = await client.session.call_tool("remove_item", arguments, **answered)
+            assert isinstance(first, types.CallToolResult)
+            assert first.structured_content == {"removed": "photos", "confirmed": True}
+            await marker.unlink()
+            with pytest.raises(MCPError) as refused:
+                await client.session.call_tool("remove_item", arguments, **answered)
+    assert refused.value.error.code == types.INVALID_PARAMS
+    assert "already" in refused.value.error.message
+    assert not await marker.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ pytestmark = pytest.mark.anyio
 ALICE = "tok-alice-0123456789abcdef"
 BOB = "tok-bob-0123456789abcdef00"
 TOKENS = {ALICE: "alice", BOB: "bob"}
+ONE_SESSION: Any = {SESSION_META_KEY: "one-session-0123456789"}
+"""A session key, so that a modern client's calls share one session (without one, each call has its own)."""
 
 
 async def _bump(client: Client, session: str | None = None) -> dict[str, Any]:
@@ -46,9 +49,9 @@ async def test_modern_requests_choose_their_session_with_the_documented_meta_key
         assert await _bump(client, "s1") == {"session": 1, "user": 1, "app": 1}
         assert await _bump(client, "s2") == {"session": 1, "user": 2, "app": 2}
         assert await _bump(client, "s1") == {"session": 2, "user": 3, "app": 3}
-        # Without a session key, sessionless requests of one principal share the principal's session.
+        # Without a session key (and without a principal), each call has a session of its own.
         assert await _bump(client) == {"session": 1, "user": 4, "app": 4}
-        assert await _bump(client) == {"session": 2, "user": 5, "app": 5}
+        assert await _bump(client) == {"session": 1, "user": 5, "app": 5}
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -86,6 +89,7 @@ async def test_twenty_concurrent_calls_on_one_session_lose_no_update(era: Era, t
         with anyio.fail_after(DEADLINE):
             async with anyio.create_task_group() as tg:
                 for index in range(20):
-                    tg.start_soon(client.call_tool, "set_key", {"key": f"k{index:02d}", "value": str(index)})
-            result = await client.call_tool("read_state", {})
+                    arguments = {"key": f"k{index:02d}", "value": str(index)}
+                    tg.start_soon(functools.partial(client.call_tool, "set_key", arguments, meta=ONE_SESSION))
+            result = await client.call_tool("read_state", {}, meta=ONE_SESSION)
     assert result.structured_content == {"state": {f"k{index:02d}": str(index) for index in range(20)}}
