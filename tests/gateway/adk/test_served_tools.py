@@ -88,6 +88,20 @@ async def test_an_accepted_google_adk_tool_that_requires_confirmation_runs_once(
     assert marker.read_text() == "photos"
 
 
+async def test_an_accepting_answer_sent_before_a_google_adk_tool_asked_is_ignored(tmp_path: Path) -> None:
+    marker = tmp_path / "deleted.txt"
+    human = Human(["decline"])
+    unasked = types.ElicitResult(action="accept", content={"confirm": True})
+    async with serving(f"{MODULE}:delete_tool", "auto", human) as client:
+        with anyio.fail_after(DEADLINE):
+            result = await client.call_tool(
+                "delete_bucket", {"bucket": "photos", "marker": str(marker)}, input_responses={"elicit-0": unasked}
+            )
+    assert result.is_error
+    assert len(human.asked) == 1
+    assert not marker.exists()
+
+
 # -- state ------------------------------------------------------------------------------------------------------
 
 
