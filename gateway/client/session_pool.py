@@ -33,7 +33,7 @@ from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstr
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ReadonlyContext
 
-__all__ = ["SESSION_META_KEY", "HeaderProvider", "SessionCallbacks", "SessionPool"]
+__all__ = ["HeaderProvider", "SessionCallbacks", "SessionPool"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +42,6 @@ SessionCallbacks = Callable[[SessionSlot, ReadonlyContext | None], ClientCallbac
 """The callbacks a new session of a slot gets, given the context that opens it."""
 _T = TypeVar("_T")
 
-SESSION_META_KEY: Final = "adk-mcp-gateway/session"
-"""The `_meta` key adk-mcp-gateway servers read a session key from (`gateway.server.identity` reads the same)."""
 _FIRST_BACKOFF: Final = 0.5
 _MAX_BACKOFF: Final = 30.0
 

@@ -35,10 +35,11 @@ from typing import Any, Self, TypeVar
 import anyio
 from mcp import MCPError, types
 
+from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.forwarding import Downstream, forwarding_callbacks
-from gateway.client.session_pool import SESSION_META_KEY, HeaderProvider, SessionPool
+from gateway.client.session_pool import HeaderProvider, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.errors import UpstreamUnavailableError
