@@ -10,8 +10,10 @@ Session key, in order of preference:
 2. The `mcp-session-id` header of handshake-era streamable HTTP.
 3. The connection, for stdio and SSE (one session per connection).
 4. Otherwise (modern 2026-07-28 requests, stateless HTTP): the authenticated principal, whose sessionless
-   requests share one session; an anonymous request gets a session of its own (`call:` plus a random id), which
-   lasts for that call and its input rounds (the sealed `requestState` carries it) and then ends.
+   requests share one session; an anonymous `tools/call` gets a session of its own (`call:` plus a random id),
+   which lasts for that call and its input rounds (the sealed `requestState` carries it) and then ends. Anonymous
+   listings and reads (`tools/list`, resources, prompts) share one session that no call ever runs in
+   (`anonymous`), so its state is always empty and nothing one client did shows through it.
 
 Principal: the authenticated bearer token's client id, or `local` when the server runs without auth (stdio,
 unauthenticated loopback HTTP). Session state is stored under principal *and* session key, so a session key
@@ -32,6 +34,7 @@ from mcp.server.context import ServerRequestContext
 from adapters.meta_keys import SESSION_META_KEY
 
 __all__ = [
+    "ANONYMOUS_SESSION",
     "CALL_SESSION_PREFIX",
     "DEFAULT_PRINCIPAL",
     "MAX_SESSION_KEY_LENGTH",
@@ -45,6 +48,8 @@ MAX_SESSION_KEY_LENGTH: Final = 256
 DEFAULT_PRINCIPAL: Final = "local"
 CALL_SESSION_PREFIX: Final = "call:"
 """The session key prefix of an anonymous sessionless call's own session."""
+ANONYMOUS_SESSION: Final = "anonymous"
+"""The session key of anonymous sessionless requests other than `tools/call` (no call ever runs in it)."""
 
 connection_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("adk_mcp_gateway_connection", default=None)
 """Set around each stdio or SSE connection's serving loop; handler tasks inherit it."""
@@ -84,11 +89,12 @@ def _chosen_key(meta: dict[str, Any]) -> str | None:
     return chosen
 
 
-def identify(ctx: ServerRequestContext[Any, Any], carried: str | None = None) -> CallIdentity:
+def identify(ctx: ServerRequestContext[Any, Any], *, call: bool = False, carried: str | None = None) -> CallIdentity:
     """Resolve the principal and session key of one request.
 
     Args:
         ctx: the request.
+        call: the request is a `tools/call` (an anonymous one gets a session of its own).
         carried: the session key an earlier round of the same call used (from its sealed `requestState`); an
             anonymous call's own session continues under it.
 
@@ -111,6 +117,8 @@ def identify(ctx: ServerRequestContext[Any, Any], carried: str | None = None) ->
         return CallIdentity(principal, f"connection:{connection}")
     if token is not None:
         return CallIdentity(principal, f"principal:{principal}")
+    if not call:
+        return CallIdentity(principal, ANONYMOUS_SESSION)
     if carried is not None and carried.startswith(CALL_SESSION_PREFIX):
         return CallIdentity(principal, carried)
     return CallIdentity(principal, f"{CALL_SESSION_PREFIX}{uuid.uuid4().hex}")

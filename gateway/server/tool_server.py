@@ -275,8 +275,7 @@ class ToolServer:
         self._track(ctx, identity)
         readonly, _ = await self._readonly_context(identity)
         entries = list((await self._resolve(readonly)).values())
-        if not identity.call_scoped:  # an anonymous call's session ends now: no change to announce to it later
-            self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
+        self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
         page, next_cursor = self._page([entry.mcp_tool for entry in entries], params, "tools/list")
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
 
@@ -315,7 +314,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         earlier = RoundState.parse(params.request_state)
-        identity = identify(ctx, None if earlier.session is None else earlier.session.session_key)
+        identity = identify(ctx, call=True, carried=None if earlier.session is None else earlier.session.session_key)
         earlier.check_session(identity)
         if earlier.round_id is not None:
             self._spent_rounds.spend(earlier.round_id)

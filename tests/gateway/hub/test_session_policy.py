@@ -89,11 +89,11 @@ async def test_the_upstream_session_of_an_anonymous_call_ends_with_the_call(tmp_
         tool_server = gateway_server(write_config(tmp_path, {"up": {"url": url}}))
         with anyio.fail_after(DEADLINE):
             async with serving_http(tool_server) as base_url, connect(base_url, "auto") as client:
-                for _ in range(3):
-                    structured(await client.call_tool("up_tally", {}))
+                counts = [structured(await client.call_tool("up_tally", {}))["result"] for _ in range(3)]
                 await client.list_tools()
                 sessions = tool_server.upstream_status()["up"]["sessions"]
-    assert sessions == 0
+    assert counts == [1, 1, 1]  # three upstream sessions ...
+    assert sessions == 1  # ... all closed: only the one anonymous listings share (no call runs in it) is open
 
 
 async def test_the_session_key_sent_upstream_is_random_not_derived_from_the_downstream_key(tmp_path: Path) -> None:
