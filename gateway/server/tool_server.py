@@ -237,15 +237,7 @@ class ToolServer:
         finally:
             _request_sessions.reset(token)
             for session_key in seen - self._running_sessions:
-                await self._end_call_session(session_key)
-
-    async def _end_call_session(self, session_key: str) -> None:
-        """End an anonymous call's own session: release what the toolsets hold for it and delete its state."""
-        principals = set(self._principals_of.get(session_key, set[str]()))
-        await self.end_session(session_key)
-        with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
-            for principal in principals:
-                await self.state_store.clear_session(self._scope(CallIdentity(principal, session_key)))
+                await self.end_session(session_key)
 
     def _scope(self, identity: CallIdentity) -> StateScope:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
@@ -353,7 +345,7 @@ class ToolServer:
                 return await self._run(ctx, entry, arguments, identity, loaded, features)
             finally:
                 self._running_sessions.discard(identity.session_key)
-                await self._end_call_session(identity.session_key)
+                await self.end_session(identity.session_key)
 
         if self.extension is not None:
             pending = PendingCall(ctx, entry, arguments, identity.session_owner, features, run)
