@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
+from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.tools.tool_confirmation import ToolConfirmation as AdkToolConfirmation
@@ -32,11 +33,18 @@ _SESSIONLESS = "mcp"
 """The ADK session id of a context that names no session (a tool run outside any MCP session)."""
 
 
-def _invocation(context: ReadonlyContext, state: Mapping[str, Any], sessions: BaseSessionService) -> InvocationContext:
+def _invocation(
+    context: ReadonlyContext, state: Mapping[str, Any], sessions: BaseSessionService, *, streaming: bool = False
+) -> InvocationContext:
     session = Session(
         id=context.session_id or _SESSIONLESS, app_name=context.app_name, user_id=context.user_id, state=dict(state)
     )
-    return InvocationContext(session_service=sessions, invocation_id=context.invocation_id, session=session)
+    return InvocationContext(
+        session_service=sessions,
+        invocation_id=context.invocation_id,
+        session=session,
+        live_request_queue=LiveRequestQueue() if streaming else None,
+    )
 
 
 def adk_readonly_context(context: ReadonlyContext | None, sessions: BaseSessionService) -> AdkReadonlyContext | None:
@@ -46,11 +54,15 @@ def adk_readonly_context(context: ReadonlyContext | None, sessions: BaseSessionS
     return AdkReadonlyContext(_invocation(context, context.state, sessions))
 
 
-def adk_tool_context(context: ToolContext, sessions: BaseSessionService) -> AdkToolContext:
-    """A real google-adk `ToolContext` for one call: same session, state, call id and confirmation."""
+def adk_tool_context(context: ToolContext, sessions: BaseSessionService, *, streaming: bool = False) -> AdkToolContext:
+    """A real google-adk `ToolContext` for one call: same session, state, call id and confirmation.
+
+    `streaming` makes it a live (streaming) invocation, in which a google-adk `FunctionTool` over a generator
+    function hands its generator back from `run_async` instead of running it as a workflow node.
+    """
     confirmation = context.tool_confirmation
     return AdkToolContext(
-        _invocation(context, context.state.to_dict(), sessions),
+        _invocation(context, context.state.to_dict(), sessions, streaming=streaming),
         function_call_id=context.function_call_id,
         tool_confirmation=None
         if confirmation is None

@@ -3,8 +3,9 @@
 An `AdkTool` is one of our `BaseTool`s around a google-adk `BaseTool`. Its MCP declaration is the ADK tool's own
 (`_get_declaration()`, converted exactly); a call runs the ADK tool's own `run_async` with a real google-adk
 `ToolContext` whose session state is the MCP session's, behind the same confirmation gate ADK's flow puts before
-every tool. Whatever the ADK tool asks for (state writes, a confirmation) is copied onto our context, so the server
-stores the state and asks the MCP client to confirm, exactly as for our own tools.
+every tool; a generator tool's yields are sent as MCP progress and its last value is the result. Whatever the ADK
+tool asks for (state writes, a confirmation) is copied onto our context, so the server stores the state and asks
+the MCP client to confirm, exactly as for our own tools.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pydantic
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
+from google.adk.tools.function_tool import FunctionTool as AdkFunctionTool
 from google.adk.tools.mcp_tool import McpTool as AdkMcpTool
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types as genai_types
@@ -27,7 +29,13 @@ from adapters import FunctionDeclaration, Media, mcp_result_to_response
 from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_in_gateway
 from gateway.adk.declarations import declaration_from_adk
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
-from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED, confirmation_hint
+from gateway.tools.function_tool import (
+    CONFIRMATION_REJECTED,
+    CONFIRMATION_REQUIRED,
+    confirmation_hint,
+    drain_async_generator,
+    drain_generator,
+)
 
 __all__ = ["AdkTool", "AdkToolset"]
 
@@ -126,10 +134,19 @@ class AdkTool(BaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Run the ADK tool with a real google-adk `ToolContext` over `tool_context`'s session and state."""
         context = ToolContext() if tool_context is None else tool_context
-        adk_context = adk_tool_context(context, self._sessions)
+        # Outside a live run google-adk runs a generator FunctionTool as a workflow node, which needs the event
+        # queue only its Runner sets up (a private attribute); in a live run `run_async` hands the generator back
+        # (ADK's live flow streams its yields to the model). Served, each yield is MCP progress, and the last
+        # yield (a sync generator's return value) is the result: DESIGN's LongRunningFunctionTool mapping.
+        streaming = isinstance(self.adk_tool, AdkFunctionTool)
+        adk_context = adk_tool_context(context, self._sessions, streaming=streaming)
         response = await _confirmation_gate(self.adk_tool, args, adk_context)
         if response is None:
             response = await self.adk_tool.run_async(args=args, tool_context=adk_context)
+        if inspect.isasyncgen(response):
+            response = await drain_async_generator(response, context)
+        elif inspect.isgenerator(response):
+            response = await drain_generator(response, context)
         settle_in_gateway(adk_context, context)
         if isinstance(self.adk_tool, AdkMcpTool) and isinstance(response, dict):
             # google-adk's McpTool answers with the upstream's `CallToolResult` dumped as a dict; read as the result

@@ -21,7 +21,7 @@ from gateway.tools._json_kinds import kind_mismatches
 from gateway.tools.base_tool import BaseTool
 from gateway.tools.context import ToolContext
 
-__all__ = ["ConfirmationPolicy", "FunctionTool"]
+__all__ = ["ConfirmationPolicy", "FunctionTool", "drain_async_generator", "drain_generator"]
 
 ConfirmationPolicy = bool | Callable[..., bool | Awaitable[bool]]
 """`True`, `False`, or a predicate called with the tool's arguments (and `tool_context` if it asks for it)."""
@@ -303,9 +303,9 @@ class FunctionTool(BaseTool):
     async def _invoke(self, call_args: dict[str, Any], tool_context: ToolContext) -> Any:
         positional, keywords = self._split_positional(call_args)
         if self._kind == "async_generator":
-            return await _drain_async(self.func(*positional, **keywords), tool_context)
+            return await drain_async_generator(self.func(*positional, **keywords), tool_context)
         if self._kind == "generator":
-            return await _drain_sync(self.func(*positional, **keywords), tool_context)
+            return await drain_generator(self.func(*positional, **keywords), tool_context)
         if self._kind == "coroutine":
             return await self.func(*positional, **keywords)
         result = await anyio.to_thread.run_sync(functools.partial(self.func, *positional, **keywords))
@@ -315,7 +315,7 @@ class FunctionTool(BaseTool):
         return result
 
 
-async def _drain_async(generator: AsyncGenerator[Any, Any], tool_context: ToolContext) -> Any:
+async def drain_async_generator(generator: AsyncGenerator[Any, Any], tool_context: ToolContext) -> Any:
     """Deliver every yielded value to the progress sink; the last one is the result."""
     last: Any = None
     try:
@@ -339,7 +339,7 @@ def _step(generator: Generator[Any, Any, Any]) -> tuple[object, Any]:
         return _DONE, stop.value
 
 
-async def _drain_sync(generator: Generator[Any, Any, Any], tool_context: ToolContext) -> Any:
+async def drain_generator(generator: Generator[Any, Any, Any], tool_context: ToolContext) -> Any:
     """Run a generator's steps in a worker thread; the return value (else the last yield) is the result."""
     last: Any = None
     try:

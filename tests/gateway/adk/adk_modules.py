@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator, Generator
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +70,22 @@ def start_job(name: str) -> dict[str, str]:
 
 
 job_tool = LongRunningFunctionTool(start_job)
+
+
+async def watch_job(name: str) -> AsyncGenerator[dict[str, str]]:
+    """Watch a job until it is done."""
+    for status in ("queued", "running", "done"):
+        yield {"status": status, "job": name}
+
+
+watch_tool = LongRunningFunctionTool(watch_job)
+
+
+def count_steps(steps: int) -> Generator[str, None, dict[str, int]]:
+    """Count steps, then say how many."""
+    for step in range(1, steps + 1):
+        yield f"step {step} of {steps}"
+    return {"counted": steps}
+
+
+steps_tool = FunctionTool(count_steps)

@@ -173,11 +173,13 @@ async def test_a_module_of_adk_tools_publishes_each_tool_once_under_its_own_name
         listed = (await client.list_tools()).tools
     assert sorted(tool.name for tool in listed) == [
         "count",
+        "count_steps",
         "delete_bucket",
         "get_weather",
         "pay",
         "start_job",
         "transfer",
+        "watch_job",
     ]
 
 
@@ -193,6 +195,46 @@ async def test_an_adk_long_running_tool_keeps_adks_note_and_is_marked_long_runni
     assert tool.meta is not None
     assert any("long" in key.lower() for key in tool.meta)
     assert result.structured_content == {"status": "pending", "job": "backup"}
+
+
+class ProgressLog:
+    """A progress callback that keeps every notification."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[float, float | None, str | None]] = []
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.updates.append((progress, total, message))
+
+
+async def _call_watching(client: Client, name: str, args: dict[str, Any]) -> tuple[types.CallToolResult, ProgressLog]:
+    log = ProgressLog()
+    with anyio.fail_after(DEADLINE):
+        result = await client.call_tool(name, args, progress_callback=log)
+    progress = [value for value, _, _ in log.updates]
+    assert progress == sorted(progress), log.updates
+    assert len(set(progress)) == len(progress), log.updates
+    return result, log
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_adk_long_running_async_generator_tools_yields_reach_the_client_as_progress(mode: Mode) -> None:
+    async with serving(f"{MODULE}:watch_tool", mode) as client:
+        result, log = await _call_watching(client, "watch_job", {"name": "backup"})
+    assert not result.is_error, result.content
+    assert [json.loads(message or "") for _, _, message in log.updates] == [
+        {"status": status, "job": "backup"} for status in ("queued", "running", "done")
+    ]
+    assert result.structured_content == {"status": "done", "job": "backup"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_adk_generator_tools_yields_are_progress_and_its_return_value_the_result(mode: Mode) -> None:
+    async with serving(f"{MODULE}:steps_tool", mode) as client:
+        result, log = await _call_watching(client, "count_steps", {"steps": 3})
+    assert not result.is_error, result.content
+    assert [message for _, _, message in log.updates] == ["step 1 of 3", "step 2 of 3", "step 3 of 3"]
+    assert result.structured_content == {"counted": 3}
 
 
 # google-adk's AgentTool itself passes the `plugins` argument it deprecates.
