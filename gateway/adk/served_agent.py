@@ -3,12 +3,12 @@
 The tool takes a `request` string (as google-adk's `AgentTool` does) and runs the agent with an ADK `Runner` whose
 ADK session is the MCP session: the session id is the MCP session's key, the user is the caller's principal, and
 the state is the MCP session's state from our store (all four scopes), handed to the ADK session before each run
-and written back from the events' state deltas after it. The conversation itself (the ADK events) lives in memory
-for as long as the MCP session does. Each intermediate event is sent as an MCP progress message; the final text is
-the result, parsed into structured output when the agent has an `output_schema`. When one of the agent's tools
-needs a confirmation (ADK's `adk_request_confirmation`), the MCP client is asked through elicitation and the agent
-resumes with the answer; a modern-era client answers in a new round, which resumes the paused run instead of
-starting the request again.
+and written back from the events' state deltas after it. The conversation itself (the ADK events) lives in the ADK
+session service, in memory unless one is given, for as long as the MCP session does. Each intermediate event is sent
+as an MCP progress message; the final text is the result, parsed into structured output when the agent has an
+`output_schema`. When one of the agent's tools needs a confirmation (ADK's `adk_request_confirmation`), the MCP
+client is asked through elicitation and the agent resumes with the answer; a modern-era client answers in a new
+round, which resumes the paused run instead of starting the request again.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pydantic
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.events import Event
 from google.adk.runners import Runner
-from google.adk.sessions import InMemorySessionService
+from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.genai import types as genai_types
 from google.genai.types import FunctionCall
 
@@ -136,7 +136,7 @@ def _describe(event: Event) -> str | None:
 
 
 class _AgentRunTool(BaseTool):
-    def __init__(self, agent: BaseAgent, runner: Runner, sessions: InMemorySessionService) -> None:
+    def __init__(self, agent: BaseAgent, runner: Runner, sessions: BaseSessionService) -> None:
         super().__init__(name=agent.name, description=agent.description or f"Run the {agent.name} agent.")
         self.agent = agent
         self._runner = runner
@@ -257,13 +257,15 @@ class AgentToolset(BaseToolset):
 
     Args:
         agent: the root agent.
+        session_service: where the ADK sessions (the conversations) live; default in memory, lost on a restart.
+            Give google-adk's own `SqliteSessionService(path)` (or `DatabaseSessionService`) to keep them.
     """
 
-    def __init__(self, agent: BaseAgent) -> None:
+    def __init__(self, agent: BaseAgent, *, session_service: BaseSessionService | None = None) -> None:
         super().__init__()
         self.agent = agent
         self.source_name = f"google-adk agent {agent.name}"
-        self._sessions = InMemorySessionService()
+        self._sessions = session_service or InMemorySessionService()
         self._runner = Runner(app_name=agent.name, agent=agent, session_service=self._sessions)
         self._tool = _AgentRunTool(agent, self._runner, self._sessions)
 

@@ -84,6 +84,29 @@ async def test_the_adk_session_is_the_mcp_session_and_its_state_lives_in_the_sto
     assert "Remember one." not in _texts(notes_model.requests[-1])
 
 
+async def test_an_agent_given_adks_sqlite_session_service_keeps_its_conversation_across_a_restart(
+    tmp_path: Path,
+) -> None:
+    from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+    from gateway.adk.served_agent import AgentToolset
+
+    state, conversations = tmp_path / "state.db", str(tmp_path / "conversations.db")
+    for fact in ("one", "two"):
+        notes_model.requests.clear()
+        notes_model.script[:] = note_script(fact)
+        agent = AgentToolset(root_agent, session_service=SqliteSessionService(conversations))
+        async with (
+            ToolServer([agent], state_store=SqliteStateStore(state)) as server,
+            Client(server.server) as client,
+        ):
+            result = await _ask(client, "notetaker", f"Remember {fact}.")
+        assert not result.is_error, result.content
+    # The restarted server's agent continued the conversation: its model saw the turn before the restart.
+    assert "Remember one." in _texts(notes_model.requests[-1])
+    assert _remembered() == {"facts": ["one", "two"], "total": 2}
+
+
 def _texts(request: LlmRequest) -> list[str]:
     return [part.text for content in request.contents for part in content.parts or [] if part.text]
 
