@@ -11,9 +11,12 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 
 from gateway.tools import FunctionTool, ToolContext
+from gateway.tools._json_kinds import kind_mismatches
 
 pytestmark = pytest.mark.anyio
 
@@ -164,3 +167,12 @@ async def test_booleans_still_reach_boolean_and_any_parameters_and_numeric_strin
 
     assert received == [(True, False, True, 12, 2.5)]
     assert received[0][2] is True
+
+
+@given(values=st.lists(st.one_of(st.integers(), st.booleans()), max_size=20))
+def test_every_boolean_in_a_list_of_ints_is_found_at_its_index_and_nothing_else(values: list[int | bool]) -> None:
+    schema = {"type": "object", "properties": {"xs": {"type": "array", "items": {"type": "integer"}}}}
+
+    found = kind_mismatches(schema, {"xs": values})
+
+    assert [m.loc for m in found] == [("xs", i) for i, v in enumerate(values) if isinstance(v, bool)]
