@@ -9,6 +9,7 @@ import inspect
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import cast
 
 from gateway.adk import adk_kind, from_adk, require_adk
 from gateway.errors import ConfigError, MissingExtraError, ToolDefinitionError
@@ -58,9 +59,34 @@ def _is_tool_object(value: object) -> bool:
     return isinstance(value, BaseTool | BaseToolset) or adk_kind(value) in ("tool", "toolset")
 
 
+def _func(tool: object) -> object:
+    """The function a tool object wraps (`FunctionTool(f).func`, ours and google-adk's), or None."""
+    return getattr(tool, "func", None) if _is_tool_object(tool) else None
+
+
 def _wrapped_functions(values: list[object]) -> set[int]:
-    """The ids of the functions the given tool objects wrap (`FunctionTool(f).func`, ours and google-adk's)."""
-    return {id(func) for value in values if _is_tool_object(value) and (func := getattr(value, "func", None))}
+    """The ids of the functions the given tool objects wrap."""
+    return {id(func) for value in values if (func := _func(value))}
+
+
+def _held_tool_objects(values: list[object]) -> list[object]:
+    """Tool objects the given values hold: in lists and tuples, and in google-adk agents' `tools` (sub-agents too)."""
+    held: list[object] = []
+    pending = list(values)
+    seen: set[int] = set()
+    while pending:
+        value = pending.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, list | tuple):
+            held.extend(item for item in cast("list[object] | tuple[object, ...]", value) if _is_tool_object(item))
+        elif adk_kind(value) == "agent":
+            tools: list[object] = getattr(value, "tools", None) or []
+            sub_agents: list[object] = getattr(value, "sub_agents", None) or []
+            held.extend(item for item in tools if _is_tool_object(item))
+            pending.extend(sub_agents)
+    return held
 
 
 def _module_tools(module: ModuleType, reference: str) -> list[BaseTool | BaseToolset]:
@@ -68,7 +94,8 @@ def _module_tools(module: ModuleType, reference: str) -> list[BaseTool | BaseToo
 
     A function that a tool object of the same selection wraps is published through that tool only: a module with
     `def wipe(...)` and `wipe_tool = FunctionTool(wipe, require_confirmation=True)` publishes one tool, as the tool
-    object configures it.
+    object configures it. A function wrapped by a tool object the module holds elsewhere (in a list, or in an ADK
+    agent's `tools`) is published through that tool object, never bare: its confirmation would be lost.
     """
     exported: list[str] | None = getattr(module, "__all__", None)
     if exported is not None:
@@ -81,7 +108,9 @@ def _module_tools(module: ModuleType, reference: str) -> list[BaseTool | BaseToo
             and (_is_tool_object(value) or (inspect.isfunction(value) and value.__module__ == module.__name__))
         ]
     wrapped = _wrapped_functions([value for _, value in chosen])
-    found = [_coerce(value, f"{reference}:{name}") for name, value in chosen if id(value) not in wrapped]
+    holders = {id(func): tool for tool in _held_tool_objects(list(vars(module).values())) if (func := _func(tool))}
+    chosen = [(name, holders.get(id(value), value)) for name, value in chosen if id(value) not in wrapped]
+    found = [_coerce(value, f"{reference}:{name}") for name, value in chosen]
     if not found and exported is None:
         raise ConfigError(f"{reference!r} defines no public functions or tools to publish.")
     return found

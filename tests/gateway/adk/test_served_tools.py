@@ -102,6 +102,23 @@ async def test_an_accepting_answer_sent_before_a_google_adk_tool_asked_is_ignore
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("name", "args"), [("shred", {"document": "plans"}), ("wipe", {"disk": "sda"})])
+async def test_a_function_whose_confirmed_tool_object_sits_in_an_agent_or_a_list_is_never_served_bare(
+    mode: Mode, name: str, args: dict[str, Any], tmp_path: Path
+) -> None:
+    marker = tmp_path / "ran.txt"
+    human = Human(["decline"])
+    async with serving(str(HERE / "held_tools.py"), mode, human) as client:
+        names = sorted(tool.name for tool in (await client.list_tools()).tools)
+        result = await _call(client, name, {**args, "marker": str(marker)})
+    assert names == ["shred", "wipe"]
+    assert result.is_error
+    assert result.content[0].text == "This tool call is rejected."  # pyright: ignore[reportAttributeAccessIssue]
+    assert not marker.exists()
+    assert len(human.asked) == 1
+
+
 # -- state ------------------------------------------------------------------------------------------------------
 
 
