@@ -181,14 +181,18 @@ class SessionPool:
                         idle_timeout=self.idle_timeout,
                     )
                 except UpstreamUnavailableError as exc:
-                    self._failures += 1
-                    self._last_error = str(exc)
-                    self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
+                    self.record_failure(str(exc))
                     raise
                 self._failures, self._last_error, self._retry_at = 0, None, 0.0
                 session.meta = self._session_meta(slot, session)
                 slot.session = session
             return slot, slot.session
+
+    def record_failure(self, reason: str) -> None:
+        """The upstream failed (a connection, or an answer that did not come in time): back off before the next."""
+        self._failures += 1
+        self._last_error = reason
+        self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
 
     async def open_session(self, context: ReadonlyContext | None) -> UpstreamSession | None:
         """The live session of a context's identity if one is open (none is opened)."""

@@ -85,6 +85,8 @@ class McpToolset(BaseToolset):
             opened on the next use); None keeps sessions until the toolset closes.
         notification_callback: receives the server's change notifications (tool, resource and prompt lists
             changed, a subscribed resource updated); the toolset's own tool cache is refreshed either way.
+        list_timeout: seconds a tool listing (connecting included) may take; past it the listing fails, the
+            upstream counts as failing and is backed off (None: only the connect and call timeouts apply).
     """
 
     def __init__(
@@ -106,6 +108,7 @@ class McpToolset(BaseToolset):
         session_meta_key: str | None = SESSION_META_KEY,
         session_idle_timeout: float | None = None,
         notification_callback: NotificationCallback | None = None,
+        list_timeout: float | None = None,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -116,6 +119,7 @@ class McpToolset(BaseToolset):
         self.confirm_tool = confirm_tool
         self.forward_client_requests = forward_client_requests
         self.session_key = session_key
+        self.list_timeout = list_timeout
         self._callbacks = ClientCallbacks(
             elicitation=elicitation_callback,
             sampling=sampling_callback,
@@ -204,7 +208,8 @@ class McpToolset(BaseToolset):
         """Every tool of the upstream (all pages), cached until the server says the list changed.
 
         Raises:
-            UpstreamUnavailableError: the upstream cannot be reached or answered the listing with an error.
+            UpstreamUnavailableError: the upstream cannot be reached, answered the listing with an error, or did
+                not answer within `list_timeout`.
         """
 
         async def list_all(slot: SessionSlot, session: UpstreamSession) -> list[types.Tool]:
@@ -229,11 +234,19 @@ class McpToolset(BaseToolset):
             return tools
 
         try:
-            return await self._pool.request(readonly_context, "Listing the tools", list_all)
+            with anyio.move_on_after(self.list_timeout) as bound:
+                return await self._pool.request(readonly_context, "Listing the tools", list_all)
         except MCPError as exc:
             raise UpstreamUnavailableError(
                 f"Listing the tools of {self.connection_params.describe()} failed: {exc.message}"
             ) from exc
+        assert bound.cancelled_caught
+        reason = (
+            f"Upstream {self.connection_params.describe()} did not answer the tool listing within "
+            f"{self.list_timeout:g} s; it is left out until it answers (raise list_timeout if it is just slow)."
+        )
+        self._pool.record_failure(reason)
+        raise UpstreamUnavailableError(reason)
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped."""

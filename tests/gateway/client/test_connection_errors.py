@@ -141,3 +141,19 @@ async def test_a_tool_of_an_unavailable_upstream_answers_with_an_error_dict() ->
             response = await add.run_async(args={"a": 1, "b": 2}, tool_context=ToolContext())
     assert set(response) == {"error"}
     assert f"127.0.0.1:{port}" in response["error"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["sse", "http"])
+async def test_a_listing_gives_up_at_the_list_timeout_and_the_upstream_is_failing(transport: HttpTransport) -> None:
+    with bound_socket() as silent:
+        params = http_params(f"http://127.0.0.1:{silent.getsockname()[1]}", transport, connect_timeout=DEADLINE * 3)
+        with anyio.fail_after(DEADLINE):
+            async with McpToolset(connection_params=params, list_timeout=QUICK) as toolset:
+                with pytest.raises(UpstreamUnavailableError) as caught:
+                    await toolset.get_tools()
+                status = toolset.status()
+    assert f"did not answer the tool listing within {QUICK:g} s" in str(caught.value)
+    assert params.describe() in str(caught.value)
+    assert status["state"] == "failing"
+    assert "tool listing" in status["error"]
