@@ -287,8 +287,7 @@ def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
     conflicts = name_conflicts(published)
     for name, where in conflicts.items():
         print(
-            f"  FAIL  names: {name!r} is published by {' and '.join(where)}, so listing the tools would fail. "
-            + CONFLICT_FIX
+            f"  FAIL  names: {name!r} is published by {' and '.join(where)}, so serve refuses to start. " + CONFLICT_FIX
         )
     return len(conflicts)
 

@@ -59,6 +59,9 @@ class UpstreamConfig(BaseModel):
     deny_tools: list[str] = Field(default_factory=list[str])
     connect_timeout: PositiveFloat = 30.0
     call_timeout: PositiveFloat | None = 300.0
+    list_timeout: PositiveFloat = 5.0
+    """Seconds a tool listing of this upstream may take (connecting included); past it the upstream is left out of
+    that listing, reported `failing` in `/healthz`, and backed off."""
     session_policy: Literal["isolated", "shared"] = "isolated"
     """`isolated`: one upstream session per downstream session. `shared`: one for all (stateless upstreams)."""
     session_idle_timeout: PositiveFloat | None = 1800.0

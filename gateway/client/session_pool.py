@@ -127,6 +127,39 @@ class SessionPool:
         if detached is not None:
             await detached.aclose()
 
+    async def within(self, seconds: float | None, work: Callable[[], Awaitable[_T]]) -> _T:
+        """`work()`, waited for at most `seconds`; past that it goes on in the pool's task group.
+
+        So a slow start (a stdio server installing itself, an upstream slow to answer) is not cut short by a
+        caller in a hurry: the connection it makes serves the next caller.
+
+        Raises:
+            TimeoutError: `work` did not finish in time (it is still running).
+        """
+        if seconds is None:
+            return await work()
+        owners = await self._owners()
+        done = anyio.Event()
+        outcome: list[_T] = []
+        failure: list[Exception] = []
+
+        async def run() -> None:
+            try:
+                outcome.append(await work())
+            except Exception as exc:  # noqa: BLE001 - handed to the waiting caller, never raised into the group
+                failure.append(exc)
+            finally:
+                done.set()
+
+        owners.start_soon(run)
+        with anyio.move_on_after(seconds):
+            await done.wait()
+        if failure:
+            raise failure[0]
+        if outcome:
+            return outcome[0]
+        raise TimeoutError
+
     # --- identities ---------------------------------------------------------------------------------------------
 
     async def _headers(self, context: ReadonlyContext | None) -> dict[str, str] | None:

@@ -85,8 +85,9 @@ class McpToolset(BaseToolset):
             opened on the next use); None keeps sessions until the toolset closes.
         notification_callback: receives the server's change notifications (tool, resource and prompt lists
             changed, a subscribed resource updated); the toolset's own tool cache is refreshed either way.
-        list_timeout: seconds a tool listing (connecting included) may take; past it the listing fails, the
-            upstream counts as failing and is backed off (None: only the connect and call timeouts apply).
+        list_timeout: seconds a tool listing (connecting included) may take; past it the listing fails and the
+            upstream counts as failing (backed off), while the connection attempt goes on in the background, so a
+            slow start serves the next listing (None: only the connect and call timeouts apply).
     """
 
     def __init__(
@@ -204,8 +205,12 @@ class McpToolset(BaseToolset):
 
     # --- tools --------------------------------------------------------------------------------------------------
 
-    async def list_mcp_tools(self, readonly_context: ReadonlyContext | None = None) -> list[types.Tool]:
+    async def list_mcp_tools(
+        self, readonly_context: ReadonlyContext | None = None, *, bounded: bool = True
+    ) -> list[types.Tool]:
         """Every tool of the upstream (all pages), cached until the server says the list changed.
+
+        `bounded`: give up after `list_timeout` (else only the connect and call timeouts apply).
 
         Raises:
             UpstreamUnavailableError: the upstream cannot be reached, answered the listing with an error, or did
@@ -233,25 +238,59 @@ class McpToolset(BaseToolset):
                 slot.tools_expire_at = anyio.current_time() + (ttl_ms or 0) / 1000
             return tools
 
+        gave_up = False
+
+        async def listing() -> list[types.Tool]:
+            tools = await self._pool.request(readonly_context, "Listing the tools", list_all)
+            if gave_up:
+                # A listing left this upstream out; its tools are here now, so whoever listed should list again.
+                await self._announce_tools_changed(readonly_context)
+            return tools
+
         try:
-            with anyio.move_on_after(self.list_timeout) as bound:
-                return await self._pool.request(readonly_context, "Listing the tools", list_all)
+            return await self._pool.within(self.list_timeout if bounded else None, listing)
         except MCPError as exc:
             raise UpstreamUnavailableError(
                 f"Listing the tools of {self.connection_params.describe()} failed: {exc.message}"
             ) from exc
-        assert bound.cancelled_caught
-        reason = (
-            f"Upstream {self.connection_params.describe()} did not answer the tool listing within "
-            f"{self.list_timeout:g} s; it is left out until it answers (raise list_timeout if it is just slow)."
-        )
-        self._pool.record_failure(reason)
-        raise UpstreamUnavailableError(reason)
+        except TimeoutError:
+            if not bounded:
+                raise
+            reason = (
+                f"Upstream {self.connection_params.describe()} did not answer the tool listing within "
+                f"{self.list_timeout:g} s; it is left out until it answers (raise list_timeout if it is just slow)."
+            )
+            self._pool.record_failure(reason)
+            gave_up = True
+            raise UpstreamUnavailableError(reason) from None
+
+    async def _announce_tools_changed(self, readonly_context: ReadonlyContext | None) -> None:
+        notification = types.ToolListChangedNotification()
+        if self.forward_client_requests and self.downstream is not None:
+            owner = readonly_context if self.session_key is not None else None
+            await self.downstream.notify(self, notification, owner)
+        else:
+            await self._callbacks.notify(notification)
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped."""
+        return self._selected(await self.list_mcp_tools(readonly_context), readonly_context)
+
+    async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:
+        """The tool published as `name`, waiting for the upstream as long as connecting may take.
+
+        A call of this upstream's tool is this upstream's business: unlike a listing, it is not cut short by
+        `list_timeout` (an upstream that starts slowly still serves it).
+        """
+        prefix = self.tool_name_prefix
+        if prefix and not name.startswith(f"{prefix}_"):
+            return None
+        listed = self._selected(await self.list_mcp_tools(readonly_context, bounded=False), readonly_context)
+        return next((tool for tool in self._with_prefix(listed) if tool.name == name), None)
+
+    def _selected(self, mcp_tools: list[types.Tool], readonly_context: ReadonlyContext | None) -> list[BaseTool]:
         selected: list[BaseTool] = []
-        for mcp_tool in await self.list_mcp_tools(readonly_context):
+        for mcp_tool in mcp_tools:
             if mcp_tool.name in RESERVED_TOOL_NAMES:
                 logger.warning("Skipping upstream tool %r: the name is reserved by ADK.", mcp_tool.name)
                 continue

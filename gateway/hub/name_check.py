@@ -12,7 +12,7 @@ from typing import Final
 import anyio
 
 from gateway.client import McpToolset
-from gateway.errors import NameConflictError
+from gateway.errors import NameConflictError, UpstreamUnavailableError
 from gateway.tools import BaseToolset, ReadonlyContext
 from gateway.tools.tool_union import ToolUnion, as_tool
 
@@ -61,7 +61,12 @@ async def check_names_at_start(items: list[ToolUnion]) -> None:
 
     async def names_of(upstream: McpToolset) -> None:
         source = getattr(upstream, "source_name", None) or upstream.connection_params.describe()
-        published.extend((tool.name, source) for tool in await upstream.get_tools_with_prefix(context))
+        try:
+            tools = await upstream.get_tools_with_prefix(context)
+        except UpstreamUnavailableError as exc:
+            logger.warning("Checked tool names without %s: %s", source, exc)
+            return
+        published.extend((tool.name, source) for tool in tools)
 
     async with contextlib.AsyncExitStack() as stack:
         for upstream in upstreams:

@@ -49,18 +49,27 @@ class UpstreamToolset(McpToolset):
             # others ignore it).
             session_meta_key=SESSION_META_KEY,
             session_idle_timeout=config.session_idle_timeout if config.session_policy == "isolated" else None,
+            list_timeout=config.list_timeout,
         )
         self.key = key
         self.source_name = f"upstream {key!r}"
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        """The upstream's tools; none while it cannot be reached (`list_mcp_tools` raises instead)."""
+        """`McpToolset.get_tools`, its connection errors naming this upstream's config key.
+
+        The catalog leaves an unavailable upstream out of a listing and answers calls of its tools with the error.
+        """
         try:
             return await super().get_tools(readonly_context)
         except UpstreamUnavailableError as exc:
-            # One dead upstream must not take the whole catalog (local tools included) down with it.
-            logger.warning("Leaving out the tools of upstream %r for now: %s", self.key, exc)
-            return []
+            raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
+
+    async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:
+        """`McpToolset.get_tool_with_prefix`, its connection errors naming this upstream's config key."""
+        try:
+            return await super().get_tool_with_prefix(name, readonly_context)
+        except UpstreamUnavailableError as exc:
+            raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """`McpToolset.call_tool`, its connection errors naming this upstream's config key."""

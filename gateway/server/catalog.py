@@ -1,21 +1,36 @@
-"""The tools a server publishes, resolved per session (toolsets may depend on state or role)."""
+"""The tools a server publishes, resolved per session (toolsets may depend on state or role).
+
+Failure stays with its source. A listing asks every toolset at once; one whose listing raises
+`UpstreamUnavailableError` (an upstream that cannot be reached, or does not answer within its list timeout)
+contributes nothing to that listing. A call resolves only the source that can publish the named tool — the one that
+published it before, else those whose prefix fits the name — so a hung upstream never delays another source's
+tools, and a call of a down upstream's tool fails with that upstream's reason.
+
+Names: the source that published a name first keeps it. A source that starts publishing the same name later (an
+upstream that restarted with a new tool) has that tool withheld, with a warning naming both sources; `withheld`
+reports it for `/healthz`.
+"""
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import anyio
 from mcp import types
 
 from adapters import declaration_to_mcp_tool
-from gateway.errors import NameConflictError
+from gateway.errors import ToolNotFoundError, UpstreamUnavailableError
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext
 from gateway.tools.function_tool import FunctionTool
 from gateway.tools.tool_union import ToolUnion, as_tool
 
 __all__ = ["CatalogEntry", "ToolCatalog"]
+
+logger = logging.getLogger(__name__)
 
 _RESOLUTIONS_KEPT = 16
 """Distinct resolved catalogs remembered (sessions whose toolsets give different tools get different ones)."""
@@ -30,6 +45,16 @@ class CatalogEntry:
     source: str
 
 
+_Listing = list[BaseTool] | UpstreamUnavailableError
+"""What one source gave for a listing: its tools, or why it could not."""
+
+
+def _source_name(item: BaseTool | BaseToolset) -> str:
+    if isinstance(item, BaseToolset):
+        return getattr(item, "source_name", None) or f"toolset {type(item).__name__}"
+    return "local"
+
+
 def _to_mcp_tool(tool: BaseTool) -> types.Tool | None:
     declaration = tool.get_declaration()
     if declaration is None:
@@ -41,23 +66,35 @@ def _to_mcp_tool(tool: BaseTool) -> types.Tool | None:
 
 
 class ToolCatalog:
-    """Tools and toolsets in publishing order; names must be unique across all of them."""
+    """Tools and toolsets in publishing order; a name belongs to the first source that published it."""
 
     def __init__(self, items: Sequence[ToolUnion]) -> None:
         self._items: list[BaseTool | BaseToolset] = [as_tool(item) for item in items]
+        self._sources = [_source_name(item) for item in self._items]
         # Per tool object: the name it was published under and its MCP description (converting schemas is the
-        # costly part of a listing). Per resolution: the tool objects each source gave, and the entries made.
+        # costly part of a listing). Per resolution without a name collision: the tool objects each source gave,
+        # and the entries made.
         self._published: weakref.WeakKeyDictionary[BaseTool, tuple[str, types.Tool | None]] = (
             weakref.WeakKeyDictionary()
         )
         self._resolved: OrderedDict[tuple[object, ...], tuple[list[list[BaseTool]], dict[str, CatalogEntry]]] = (
             OrderedDict()
         )
+        self._owners: dict[str, int] = {}
+        """Tool name -> index of the source that published it first."""
+        self._withheld: dict[int, dict[str, str]] = {}
+        """Source index -> {withheld tool name: the source that keeps the name}, as of its last listing."""
 
     @property
     def items(self) -> list[BaseTool | BaseToolset]:
         """The tools and toolsets as given."""
         return list(self._items)
+
+    def withheld(self, item: BaseTool | BaseToolset) -> list[dict[str, str]]:
+        """The tools of a source withheld because another source had their names first (as last listed)."""
+        found = [index for index, candidate in enumerate(self._items) if candidate is item]
+        withheld = self._withheld.get(found[0], {}) if found else {}
+        return [{"tool": name, "kept": kept} for name, kept in sorted(withheld.items())]
 
     def _mcp_tool(self, tool: BaseTool) -> types.Tool | None:
         try:
@@ -69,16 +106,43 @@ class ToolCatalog:
             self._published[tool] = published
         return published[1]
 
-    async def resolve(self, readonly_context: ReadonlyContext) -> dict[str, CatalogEntry]:
-        """The published tools by name for one session.
+    async def _list(
+        self, indexes: Sequence[int], readonly_context: ReadonlyContext, name: str | None = None
+    ) -> list[_Listing]:
+        """What each of these sources publishes (only the tool `name`, if given), the toolsets asked at once."""
+        listings: list[_Listing] = [[] for _ in indexes]
 
-        Raises:
-            NameConflictError: two sources publish the same name.
-        """
-        listed: list[list[BaseTool]] = [
-            await item.get_tools_with_prefix(readonly_context) if isinstance(item, BaseToolset) else [item]
-            for item in self._items
-        ]
+        async def list_one(position: int, toolset: BaseToolset) -> None:
+            try:
+                if name is None:
+                    listings[position] = await toolset.get_tools_with_prefix(readonly_context)
+                else:
+                    tool = await toolset.get_tool_with_prefix(name, readonly_context)
+                    listings[position] = [] if tool is None else [tool]
+            except UpstreamUnavailableError as exc:
+                if name is None:
+                    logger.warning("Leaving out the tools of %s for now: %s", _source_name(toolset), exc)
+                listings[position] = exc
+
+        toolsets: list[tuple[int, BaseToolset]] = []
+        for position, index in enumerate(indexes):
+            item = self._items[index]
+            if isinstance(item, BaseToolset):
+                toolsets.append((position, item))
+            else:
+                listings[position] = [item]
+        if len(toolsets) == 1:
+            await list_one(*toolsets[0])
+        elif toolsets:
+            async with anyio.create_task_group() as tg:
+                for position, toolset in toolsets:
+                    tg.start_soon(list_one, position, toolset)
+        return listings
+
+    async def resolve(self, readonly_context: ReadonlyContext) -> dict[str, CatalogEntry]:
+        """The published tools by name for one session (a name two sources publish goes to the first owner)."""
+        listings = await self._list(range(len(self._items)), readonly_context)
+        listed = [listing if isinstance(listing, list) else [] for listing in listings]
         # The same tool objects under the same names resolve to the same entries (sessions of one gateway
         # mostly see the same catalog); the key holds no objects, the cached lists keep their ids unique.
         key = tuple(id(tool) for tools in listed for tool in tools) + tuple(
@@ -88,27 +152,99 @@ class ToolCatalog:
         if cached is not None:
             self._resolved.move_to_end(key)
             return dict(cached[1])
-        entries: dict[str, CatalogEntry] = {}
-        for item, tools in zip(self._items, listed, strict=True):
-            source = (
-                getattr(item, "source_name", None) or f"toolset {type(item).__name__}"
-                if isinstance(item, BaseToolset)
-                else "local"
-            )
+        publishers: dict[str, list[tuple[int, BaseTool, types.Tool]]] = {}
+        for index, tools in enumerate(listed):
             for tool in tools:
                 mcp_tool = self._mcp_tool(tool)
-                if mcp_tool is None:
-                    continue
-                if tool.name in entries:
-                    raise NameConflictError(
-                        f"Two tools are named {tool.name!r}: one from {entries[tool.name].source}, one from "
-                        f"{source}. Rename one of them or give a toolset a tool_name_prefix."
-                    )
-                entries[tool.name] = CatalogEntry(tool, mcp_tool, source)
-        self._resolved[key] = (listed, entries)
-        if len(self._resolved) > _RESOLUTIONS_KEPT:
-            self._resolved.popitem(last=False)
+                if mcp_tool is not None:
+                    publishers.setdefault(tool.name, []).append((index, tool, mcp_tool))
+        entries: dict[str, CatalogEntry] = {}
+        withheld: dict[int, dict[str, str]] = {
+            index: {} for index, listing in enumerate(listings) if isinstance(listing, list)
+        }
+        for name, candidates in publishers.items():
+            owner = self._owners.get(name)
+            # Without an owner yet: a plain local tool (published from the start), else the first source.
+            first = next((c for c in candidates if not isinstance(self._items[c[0]], BaseToolset)), candidates[0])
+            index, tool, mcp_tool = next((c for c in candidates if c[0] == owner), first)
+            # Ownership moves only when the owner listed without the name (not while it is unavailable).
+            if owner is None or (all(c[0] != owner for c in candidates) and isinstance(listings[owner], list)):
+                self._owners[name] = index
+            entries[name] = CatalogEntry(tool, mcp_tool, self._sources[index])
+            for other, _, _ in candidates:
+                if other != index:
+                    withheld.setdefault(other, {})[name] = self._sources[index]
+        for index, names in withheld.items():
+            self._note_withheld(index, names)
+        if all(len(candidates) == 1 for candidates in publishers.values()):
+            self._resolved[key] = (listed, entries)
+            if len(self._resolved) > _RESOLUTIONS_KEPT:
+                self._resolved.popitem(last=False)
         return dict(entries)
+
+    def _note_withheld(self, index: int, names: dict[str, str]) -> None:
+        known = self._withheld.get(index, {})
+        for name, kept in names.items():
+            if known.get(name) != kept:
+                logger.warning(
+                    "Withholding the tool %r of %s: %s published that name first. Give one of them a different "
+                    '"prefix", or leave the tool out with "denyTools".',
+                    name,
+                    self._sources[index],
+                    kept,
+                )
+        self._withheld[index] = names
+
+    def _could_publish(self, index: int, name: str) -> bool:
+        item = self._items[index]
+        if isinstance(item, BaseToolset):
+            prefix = item.tool_name_prefix
+            return not prefix or name.startswith(f"{prefix}_")
+        return item.name == name
+
+    async def find(self, name: str, readonly_context: ReadonlyContext) -> CatalogEntry:
+        """The tool a call names, resolving only the sources that can publish it (its owner first).
+
+        Raises:
+            UpstreamUnavailableError: the tool's source (or, for a name never seen, a source that might publish
+                it) cannot be reached now; the message names it and says why.
+            ToolNotFoundError: no source publishes the name.
+        """
+        candidates = [index for index in range(len(self._items)) if self._could_publish(index, name)]
+        owner = self._owners.get(name)
+        if owner is None:
+            # A plain local tool of that name was published from the start, so it owns the name.
+            owner = next((i for i in candidates if not isinstance(self._items[i], BaseToolset)), None)
+        if owner is not None and owner in candidates:
+            # The usual case: a client calls what it listed. Only the owner is asked.
+            candidates.remove(owner)
+            [listing] = await self._list([owner], readonly_context, name)
+            entry = self._entry(owner, listing, name)
+            if entry is not None:
+                self._owners[name] = owner
+                return entry
+            if isinstance(listing, UpstreamUnavailableError):
+                raise listing
+        listings = await self._list(candidates, readonly_context, name)
+        for index, listing in zip(candidates, listings, strict=True):
+            entry = self._entry(index, listing, name)
+            if entry is not None:
+                # Here the owner (if any) listed without the name: the name moves to the source that has it.
+                self._owners[name] = index
+                return entry
+        failures = [listing for listing in listings if isinstance(listing, UpstreamUnavailableError)]
+        if failures:
+            raise failures[0]
+        raise ToolNotFoundError(f"Unknown tool {name!r}.")
+
+    def _entry(self, index: int, listing: _Listing, name: str) -> CatalogEntry | None:
+        if not isinstance(listing, list):
+            return None
+        for tool in listing:
+            if tool.name == name:
+                mcp_tool = self._mcp_tool(tool)
+                return None if mcp_tool is None else CatalogEntry(tool, mcp_tool, self._sources[index])
+        return None
 
     async def aclose(self) -> None:
         """Close every toolset."""

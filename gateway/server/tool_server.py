@@ -22,7 +22,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from gateway.errors import NameConflictError
+from gateway.errors import NameConflictError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
@@ -170,8 +170,18 @@ class ToolServer:
                 await self.end_session(session_key)
 
     def upstream_status(self) -> dict[str, dict[str, Any]]:
-        """The extension's health reports (a gateway's upstreams: `connected`, `idle` or `failing`), by name."""
-        return self.extension.status() if self.extension is not None else {}
+        """The extension's health reports (a gateway's upstreams: `connected`, `idle` or `failing`), by name.
+
+        A source whose tools the catalog withholds (another source had their names first) says which, under
+        `withheld`.
+        """
+        reports = self.extension.status() if self.extension is not None else {}
+        for item in self.catalog.items:
+            key = getattr(item, "key", None)
+            withheld = self.catalog.withheld(item)
+            if withheld and isinstance(key, str) and key in reports:
+                reports[key] = {**reports[key], "withheld": withheld}
+        return reports
 
     async def end_session(self, session_key: str) -> None:
         """Release what the toolsets hold for a session that ended (an isolated upstream session, its process).
@@ -312,15 +322,19 @@ class ToolServer:
             self._spent_rounds.spend(earlier.round_id)
         self._track(ctx, identity)
         readonly, loaded = await self._readonly_context(identity)
-        entries = await self._resolve(readonly)
-        entry = entries.get(params.name)
-        if entry is None:
+        try:
+            # Only the source of this tool is asked: another source's hang or failure is not this call's.
+            entry = await self.catalog.find(params.name, readonly)
+        except UpstreamUnavailableError as exc:
+            return error_result(str(exc))
+        except ToolNotFoundError:
+            entries = await self._resolve(readonly)
             available = ", ".join(sorted(entries)) or "(none)"
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {params.name!r}. Available tools: {available}.",
                 data={"available": sorted(entries)},
-            )
+            ) from None
         arguments = dict(params.arguments or {})
         if not isinstance(entry.tool, FunctionTool):
             # FunctionTools validate with pydantic (and convert); other tools get their declared JSON Schema checked.

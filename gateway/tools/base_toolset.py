@@ -47,7 +47,19 @@ class BaseToolset(ABC):
 
         The tools are shallow copies, so calls still reach the original under its own name.
         """
-        tools = await self.get_tools(readonly_context)
+        return self._with_prefix(await self.get_tools(readonly_context))
+
+    async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:
+        """The tool published as `name` (prefix included) in `readonly_context`, or None.
+
+        A server resolves the tool of a call this way. The default looks through `get_tools_with_prefix`; a toolset
+        may look further here than a listing would wait (the call is its own), or look up one tool faster.
+        """
+        found = await self.get_tools_with_prefix(readonly_context)
+        return next((tool for tool in found if tool.name == name), None)
+
+    def _with_prefix(self, tools: list[BaseTool]) -> list[BaseTool]:
+        """`tools` renamed `{prefix}_{name}` when a prefix is set (the same copies for the same tools)."""
         if not self.tool_name_prefix:
             return tools
         # A toolset that hands out the same tool objects again gets the same renamed copies again.

@@ -148,7 +148,9 @@ def _child(command: list[str], log_path: Path) -> Generator[subprocess.Popen[byt
 def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The gateway config entry of the fixture upstream, served over the parametrised transport."""
     if request.param == "stdio":
-        yield {"command": sys.executable, "args": [str(FIXTURE_UPSTREAM), "stdio"], "prefix": ""}
+        # Each downstream session starts its own upstream process; on a busy machine that can outlast the default
+        # listTimeout, and the conformance client lists once.
+        yield {"command": sys.executable, "args": [str(FIXTURE_UPSTREAM), "stdio"], "prefix": "", "listTimeout": 60}
         return
     port = server_suite._free_port()
     log_path = tmp_path / "upstream.log"

@@ -35,7 +35,7 @@ def config(tmp_path: Path) -> Path:
     )
     time_server = Path(sys.executable).with_name("mcp-server-time")
     document = {
-        "mcpServers": {"time": {"command": str(time_server), "args": ["--local-timezone", "UTC"]}},
+        "mcpServers": {"time": {"command": str(time_server), "args": ["--local-timezone", "UTC"], "listTimeout": 60}},
         "tools": [str(local)],
     }
     path = tmp_path / "gateway.json"

@@ -17,7 +17,7 @@ from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Final, Literal, cast
 
 import anyio
 import httpx2
@@ -85,15 +85,21 @@ async def upstream_http() -> AsyncGenerator[str]:
         yield f"{base_url}/mcp"
 
 
+SLOW_START: Final = {"listTimeout": DEADLINE}
+"""Options for a Python upstream that may take longer than the default `listTimeout` to start on a busy machine
+(the tests of what crosses the hop must not see it left out of a listing)."""
+
+
 def upstream_stdio(state: Path, **options: Any) -> dict[str, Any]:
     """A config entry starting our server mode, publishing the upstream tools, as a stdio child."""
     args = ["-m", "gateway.cli", "serve", "--tools", UPSTREAM_TOOLS, "--state", str(state)]
-    return {"command": sys.executable, "args": args, "cwd": str(ROOT), **options}
+    return {"command": sys.executable, "args": args, "cwd": str(ROOT), **SLOW_START, **options}
 
 
 def time_server(**options: Any) -> dict[str, Any]:
     """A config entry for the published `mcp-server-time` (run as a module: the test's PATH may lack the venv)."""
-    return {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"], **options}
+    args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]
+    return {"command": sys.executable, "args": args, **SLOW_START, **options}
 
 
 def write_config(directory: Path, servers: dict[str, dict[str, Any]], *, tools: list[str] | None = None) -> Path:

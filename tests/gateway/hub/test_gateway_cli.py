@@ -58,9 +58,7 @@ async def test_check_reports_two_sources_publishing_one_name(tmp_path: Path) -> 
         config = write_config(tmp_path, {"a": {"url": url, "prefix": ""}}, tools=[f"{LOCAL_TOOLS}:echo"])
         done = await cli("check", str(config))
     assert done.returncode == 1
-    assert "  FAIL  names: 'echo' is published by upstream 'a' and local, so listing the tools would fail." in (
-        done.stdout
-    )
+    assert "  FAIL  names: 'echo' is published by upstream 'a' and local, so serve refuses to start." in (done.stdout)
 
 
 async def test_serve_refuses_to_start_when_two_sources_publish_one_name(tmp_path: Path) -> None:

@@ -83,16 +83,16 @@ async def test_a_filtered_out_tool_cannot_be_called_and_the_error_lists_what_exi
 
 
 @pytest.mark.parametrize(
-    ("servers", "tools", "sources"),
+    ("servers", "tools", "kept", "withheld"),
     [
         pytest.param(
-            {"a": {"prefix": ""}, "b": {"prefix": ""}}, [], ("upstream 'a'", "upstream 'b'"), id="two-upstreams"
+            {"a": {"prefix": ""}, "b": {"prefix": ""}}, [], "upstream 'a'", "upstream 'b'", id="two-upstreams"
         ),
-        pytest.param({"a": {"prefix": ""}}, [f"{LOCAL_TOOLS}:echo"], ("upstream 'a'", "local"), id="upstream-local"),
+        pytest.param({"a": {"prefix": ""}}, [f"{LOCAL_TOOLS}:echo"], "local", "upstream 'a'", id="upstream-local"),
     ],
 )
-async def test_two_sources_publishing_one_name_fail_the_listing_naming_both(
-    servers: dict[str, dict[str, Any]], tools: list[str], sources: tuple[str, str], tmp_path: Path
+async def test_a_name_two_sources_publish_stays_with_the_first_and_the_other_is_withheld_naming_both(
+    servers: dict[str, dict[str, Any]], tools: list[str], kept: str, withheld: str, tmp_path: Path
 ) -> None:
     async with upstream_http() as url:
         config = write_config(
@@ -102,14 +102,13 @@ async def test_two_sources_publishing_one_name_fail_the_listing_naming_both(
         )
         with anyio.fail_after(DEADLINE):
             async with gateway_http(config) as base_url, connect(base_url, "legacy") as client:
-                with pytest.raises(MCPError) as listing:
-                    await client.list_tools()
-            # The CLI reports it as a configuration error: exit 2, the same sentence.
+                names = await tool_names(client)
+                echoed = await client.call_tool("echo", {"text": "one name, one tool"})
+            # The CLI lists the same catalog and says what it withheld.
             done = await anyio.run_process(
                 [sys.executable, "-m", "gateway.cli", "tools", str(config)], cwd=ROOT, check=False
             )
-    conflict = f"Two tools are named 'echo': one from {sources[0]}, one from {sources[1]}."
-    assert conflict in listing.value.message
-    assert done.returncode == 2
-    assert conflict in done.stderr.decode()
-    assert "Traceback" not in done.stderr.decode()
+    assert names == ["echo"]
+    assert text_of(echoed) == "one name, one tool"
+    assert done.returncode == 0, done.stderr.decode()
+    assert f"Withholding the tool 'echo' of {withheld}: {kept} published that name first." in done.stderr.decode()
