@@ -180,3 +180,24 @@ async def test_a_confirmation_an_agents_tool_asks_for_is_asked_of_the_mcp_client
     else:
         assert response.response == {"error": "This tool call is rejected."}
         assert not marker.exists()
+
+
+async def test_an_accepting_answer_sent_before_a_served_agent_asked_does_not_confirm_its_tool(tmp_path: Path) -> None:
+    marker = tmp_path / "shredded.txt"
+    shred_model.script[:] = [call("shred", {"document": "plans", "marker": str(marker)}), say("Finished.")]
+    human = Human("decline")
+    unasked = types.ElicitResult(action="accept", content={"confirm": True})
+    async with (
+        ToolServer([from_adk(shredder)]) as server,
+        Client(server.server, mode="auto", elicitation_callback=human) as client,
+    ):
+        with anyio.fail_after(DEADLINE):
+            result = await client.call_tool(
+                "shredder",
+                {"request": "Shred the plans."},
+                meta={SESSION_META_KEY: SESSION},
+                input_responses={"elicit-0": unasked},
+            )
+    assert not result.is_error, result.content
+    assert len(human.asked) == 1
+    assert not marker.exists()
