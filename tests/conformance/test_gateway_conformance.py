@@ -149,8 +149,15 @@ def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
     """The gateway config entry of the fixture upstream, served over the parametrised transport."""
     if request.param == "stdio":
         # Each downstream session starts its own upstream process; on a busy machine that can outlast the default
-        # listTimeout, and the conformance client lists once.
-        yield {"command": sys.executable, "args": [str(FIXTURE_UPSTREAM), "stdio"], "prefix": "", "listTimeout": 60}
+        # listTimeout, and the conformance client lists once. Shared: the suite's modern requests are anonymous,
+        # and an anonymous call gets an isolated upstream session of its own (for stdio, a process per call).
+        yield {
+            "command": sys.executable,
+            "args": [str(FIXTURE_UPSTREAM), "stdio"],
+            "prefix": "",
+            "listTimeout": 60,
+            "sessionPolicy": "shared",
+        }
         return
     port = server_suite._free_port()
     log_path = tmp_path / "upstream.log"
