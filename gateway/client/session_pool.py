@@ -117,8 +117,12 @@ class SessionPool:
             return self._detached.task_group
 
     async def close(self) -> None:
-        """End every session (stdio children are killed with their process group); the pool stays usable."""
+        """End every session (stdio children are killed with their process group); the pool stays usable.
+
+        What failed before is forgotten with them: the next use starts afresh (and `status()` says `idle`).
+        """
         slots, self._slots = list(self._slots.values()), {}
+        self._failures, self._last_error, self._retry_at = 0, None, 0.0
         async with anyio.create_task_group() as tg:
             for slot in slots:
                 if slot.session is not None:

@@ -128,8 +128,13 @@ def gateway_server(config: Path) -> ToolServer:
 
 
 def stdio_upstream(tools: int = 2, **options: Any) -> dict[str, Any]:
-    """A config entry starting `echo_upstream.py` (the SDK's `MCPServer`) as a stdio child."""
-    return {"command": sys.executable, "args": [str(UPSTREAM_SCRIPT), "--tools", str(tools)], **options}
+    """A config entry starting `echo_upstream.py` (the SDK's `MCPServer`) as a stdio child.
+
+    Its `listTimeout` is generous: the measured listings must include it even when it starts slowly on a busy
+    machine (the default would leave it out of that listing and announce it later).
+    """
+    args = [str(UPSTREAM_SCRIPT), "--tools", str(tools)]
+    return {"command": sys.executable, "args": args, "listTimeout": 60, **options}
 
 
 @asynccontextmanager
