@@ -68,6 +68,8 @@ class UpstreamConfig(BaseModel):
     """Seconds an isolated upstream session may sit without a request before it ends (and its process with it);
     `null` keeps it until its downstream session ends. Sessions named only by a `_meta` session key end no
     other way."""
+    protocol_version: Literal["2025-11-25", "2026-07-28"] | None = None
+    """The protocol era to speak with this upstream; default: chosen per session (`gateway.hub.era`)."""
     confirm: bool | list[str] | Literal["destructive"] = False
     """Ask the downstream user before forwarding: every call, the listed tools, or tools marked destructive."""
     disabled: bool = False

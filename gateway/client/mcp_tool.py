@@ -69,6 +69,37 @@ class McpTool(BaseTool):
             return await call_predicate(policy, args, tool_context)
         return bool(policy)
 
+    @property
+    def toolset(self) -> ToolCaller:
+        """What calls the upstream (the `McpToolset` that listed this tool)."""
+        return self._toolset
+
+    async def _refusal(self, args: dict[str, Any], tool_context: ToolContext) -> str | None:
+        """Why the call may not run yet under the confirmation policy (a confirmation is requested), if so."""
+        if not await self.check_require_confirmation(args, tool_context):
+            return None
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None:
+            tool_context.request_confirmation(hint=confirmation_hint(self.name))
+            tool_context.actions.skip_summarization = True
+            return CONFIRMATION_REQUIRED
+        return None if confirmation.confirmed else CONFIRMATION_REJECTED
+
+    async def call_mcp(self, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
+        """Call the upstream tool and return its `CallToolResult` as the upstream sent it (what a gateway forwards).
+
+        The confirmation policy applies as in `run_async`: a call that must be confirmed first requests the
+        confirmation on `tool_context` and returns an `isError` result saying so, without calling the upstream.
+
+        Raises:
+            MCPError: the upstream answered with a JSON-RPC error.
+            UpstreamUnavailableError: the upstream cannot be reached.
+        """
+        refusal = await self._refusal(args, tool_context)
+        if refusal is not None:
+            return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
+        return await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure).
 
@@ -77,14 +108,9 @@ class McpTool(BaseTool):
         """
         if tool_context is None:
             tool_context = ToolContext()
-        if await self.check_require_confirmation(args, tool_context):
-            confirmation = tool_context.tool_confirmation
-            if confirmation is None:
-                tool_context.request_confirmation(hint=confirmation_hint(self.name))
-                tool_context.actions.skip_summarization = True
-                return {"error": CONFIRMATION_REQUIRED}
-            if not confirmation.confirmed:
-                return {"error": CONFIRMATION_REJECTED}
+        refusal = await self._refusal(args, tool_context)
+        if refusal is not None:
+            return {"error": refusal}
         try:
             result = await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
         except MCPError as exc:

@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 HeaderProvider = Callable[[ReadonlyContext], dict[str, str] | Awaitable[dict[str, str]]]
 SessionCallbacks = Callable[[SessionSlot, ReadonlyContext | None], ClientCallbacks]
 """The callbacks a new session of a slot gets, given the context that opens it."""
+Mode = str | Callable[[ReadonlyContext | None], str]
+"""A protocol era for every session, or a function choosing it for the context that opens a session."""
 _T = TypeVar("_T")
 
 _FIRST_BACKOFF: Final = 0.5
@@ -52,7 +54,8 @@ class SessionPool:
     Args:
         params: how to reach the upstream.
         callbacks: the client callbacks for a new session.
-        mode: the protocol era to ask for (`auto`, `legacy`, `2026-07-28`).
+        mode: the protocol era to ask for (`auto`, `legacy`, `2026-07-28`, `HANDSHAKE_FIRST`), or a function
+            choosing it for the context that opens a session.
         header_provider: headers for a context; each distinct set gets its own session.
         session_key: a key for a context; each distinct key gets its own session.
         session_meta_key: a `_meta` key carrying a random key per slot on every request to a modern upstream.
@@ -64,7 +67,7 @@ class SessionPool:
         params: ConnectionParams,
         callbacks: SessionCallbacks,
         *,
-        mode: str = "auto",
+        mode: Mode = "auto",
         header_provider: HeaderProvider | None = None,
         session_key: Callable[[ReadonlyContext], str] | None = None,
         session_meta_key: str | None = None,
@@ -214,7 +217,7 @@ class SessionPool:
                         self.params,
                         self._callbacks(slot, context),
                         headers=headers,
-                        mode=self.mode,
+                        mode=self.mode(context) if callable(self.mode) else self.mode,
                         idle_timeout=self.idle_timeout,
                     )
                 except UpstreamUnavailableError as exc:

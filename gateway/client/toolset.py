@@ -39,7 +39,7 @@ from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.forwarding import Downstream, forwarding_callbacks
-from gateway.client.session_pool import HeaderProvider, SessionPool
+from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.errors import UpstreamUnavailableError
@@ -68,8 +68,8 @@ class McpToolset(BaseToolset):
         elicitation_callback: answers the server's elicitation requests (the SDK's callback signature).
         sampling_callback: answers the server's sampling requests.
         logging_callback: receives the server's log messages.
-        mode: `"auto"` (try the 2026-07-28 protocol, fall back to the handshake), `"legacy"` (handshake only) or
-            `"2026-07-28"`.
+        mode: `"auto"` (try the 2026-07-28 protocol, fall back to the handshake), `"legacy"` (handshake only),
+            `"2026-07-28"`, or a function choosing one for the context that opens a session.
         session_key: a key for a context; each distinct key gets its own upstream session (the gateway keys
             sessions by downstream session, so a stateful upstream never mixes two clients).
         confirm_tool: decides per upstream tool whether its calls need confirmation (on top of
@@ -102,7 +102,7 @@ class McpToolset(BaseToolset):
         elicitation_callback: Any | None = None,
         sampling_callback: Any | None = None,
         logging_callback: Any | None = None,
-        mode: str = "auto",
+        mode: Mode = "auto",
         session_key: Callable[[ReadonlyContext], str] | None = None,
         confirm_tool: Callable[[types.Tool], bool] | None = None,
         forward_client_requests: bool = False,

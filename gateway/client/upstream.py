@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import anyio
 import anyio.abc
@@ -29,7 +29,12 @@ from gateway.client.connection import ConnectionParams, StdioConnectionParams
 from gateway.client.transport import open_transport
 from gateway.errors import UpstreamUnavailableError
 
-__all__ = ["ClientCallbacks", "NotificationCallback", "UpstreamSession", "open_upstream"]
+__all__ = ["HANDSHAKE_FIRST", "ClientCallbacks", "NotificationCallback", "UpstreamSession", "open_upstream"]
+
+HANDSHAKE_FIRST: Final = "handshake-first"
+"""A `mode`: the handshake era (`legacy`) if the server offers it, else whatever `auto` negotiates."""
+_ATTEMPTS: Final = {"auto": ("auto", "legacy"), HANDSHAKE_FIRST: ("legacy", "auto")}
+"""The connection attempts of a mode, in order (a server that rejects the first gets the next)."""
 
 logger = logging.getLogger(__name__)
 
@@ -276,7 +281,8 @@ async def open_upstream(
 ) -> UpstreamSession:
     """Start a session owned by a new task in `task_group`; return it once the handshake succeeded.
 
-    In `auto` mode the modern protocol is tried first (the SDK falls back to `initialize` when the server
+    `mode` is the SDK client's (`auto`, `legacy`, `2026-07-28`) or `HANDSHAKE_FIRST`. In `auto` mode the modern
+    protocol is tried first (the SDK falls back to `initialize` when the server
     rejects `server/discover`); a server that broke the connection over that probe gets one more, handshake-era
     connection. Everything, fallback included, happens within `params.connect_timeout`. A session with no request
     in flight for `idle_timeout` seconds closes itself.
@@ -285,7 +291,7 @@ async def open_upstream(
         UpstreamUnavailableError: the server could not be started or reached, or did not complete the handshake
             within the connect timeout; the message names the upstream and what to check.
     """
-    attempts = ["auto", "legacy"] if mode == "auto" else [mode]
+    attempts = _ATTEMPTS.get(mode, (mode,))
     failure: tuple[BaseException, UpstreamSession] | None = None
     try:
         with anyio.fail_after(params.connect_timeout):

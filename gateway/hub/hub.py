@@ -10,6 +10,7 @@ health.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections.abc import Sequence
 from typing import Any, Self
@@ -19,14 +20,18 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 
 from gateway.client import McpTool, McpToolset
+from gateway.errors import UpstreamUnavailableError
+from gateway.hub.era import DownstreamEras
 from gateway.hub.held_calls import HeldCalls
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
 from gateway.hub.upstream_handlers import UpstreamHandlers
+from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.extension import PendingCall, ServerHooks
 from gateway.server.health import redact_reason
 from gateway.server.tool_call import error_result
 from gateway.server.tool_server import ToolServer
+from gateway.tools import ToolContext
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["Hub", "gateway_server"]
@@ -41,6 +46,7 @@ class Hub:
         self.passthrough = Passthrough(upstreams)
         self.relay = DownstreamRelay(self.passthrough)
         self.held_calls = HeldCalls()
+        self.eras = DownstreamEras()
         self._exit_stack: contextlib.AsyncExitStack | None = None
 
     @property
@@ -59,13 +65,15 @@ class Hub:
         return UpstreamHandlers(self.passthrough, self.relay, hooks.context, hooks.page).as_server_handlers()
 
     def track(self, ctx: ServerRequestContext[Any, Any], owner: str) -> None:
-        """Remember the session's channel, so that upstream notifications can reach it."""
+        """Remember the session's era and its channel (so that upstream notifications can reach it)."""
+        self.eras.seen(owner, ctx.protocol_version)
         if self.passthrough:
             self.relay.track(ctx, owner)
 
     def session_ended(self, owner: str) -> None:
-        """Forget a downstream session's channel and subscriptions."""
+        """Forget a downstream session's era, channel and subscriptions."""
         self.relay.forget(owner)
+        self.eras.forget(owner)
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Each upstream toolset's health (`connected`, `idle` or `failing` with the reason), by config key.
@@ -82,20 +90,35 @@ class Hub:
         return reports
 
     async def call_tool(self, call: PendingCall) -> types.CallToolResult | types.InputRequiredResult | None:
-        """Resume a held call, or hold a modern client's upstream call open; other calls run as the server runs them."""
+        """Forward a call of an upstream tool (held open for a modern client), or resume a held call.
+
+        Local tools run as the server runs them (None).
+        """
         features = call.features
         if features.held_call is not None:
             return await self.held_calls.resume(call.ctx, features, call.owner)
-        if not (features.modern and isinstance(call.entry.tool, McpTool)):
+        tool = call.entry.tool
+        if not isinstance(tool, McpTool):
             return None
-        name = call.entry.tool.name
+        forward = functools.partial(self._forward, tool, call.arguments)
+        if not features.modern:
+            return await call.run(forward)
 
         # An upstream call must not run again to get an answer: it is held open across the client's rounds.
         def on_error(exc: BaseException) -> types.CallToolResult:
-            logger.error("Held call of %s failed: %s", name, exc)
+            logger.error("Held call of %s failed: %s", tool.name, exc)
             return error_result(f"{type(exc).__name__}: {exc}")
 
-        return await self.held_calls.start(call.owner, features, call.run, on_error)
+        return await self.held_calls.start(call.owner, features, lambda: call.run(forward), on_error)
+
+    async def _forward(self, tool: McpTool, arguments: dict[str, Any], context: ToolContext) -> types.CallToolResult:
+        """`tools/call` on the tool's upstream; its result as sent, only resource URIs made the gateway's."""
+        try:
+            result = await tool.call_mcp(arguments, context)
+        except UpstreamUnavailableError as exc:
+            return error_result(str(exc))
+        upstream = next((u for u in self.passthrough.upstreams if u is tool.toolset), None)
+        return self.passthrough.tool_result(upstream, result)
 
     async def __aenter__(self) -> Self:
         """Start holding calls and relaying what the upstreams say outside a call to this server's clients."""
@@ -109,12 +132,16 @@ class Hub:
         for upstream in self.passthrough.upstreams:
             if upstream.forward_client_requests:
                 upstream.downstream = self.relay
+            if isinstance(upstream, UpstreamToolset):
+                upstream.eras = self.eras
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         for upstream in self.passthrough.upstreams:
             if upstream.downstream is self.relay:
                 upstream.downstream = None
+            if isinstance(upstream, UpstreamToolset) and upstream.eras is self.eras:
+                upstream.eras = None
         stack, self._exit_stack = self._exit_stack, None
         if stack is not None:
             await stack.aclose()

@@ -35,6 +35,16 @@ def _own_meta(meta: dict[str, Any] | None) -> dict[str, Any] | None:
     return kept or None
 
 
+def _downstream_block(prefix: str, block: types.ContentBlock) -> types.ContentBlock:
+    """A content block with the resource URI it names made the gateway's (`{prefix}+{uri}`)."""
+    if isinstance(block, types.ResourceLink):
+        return block.model_copy(update={"uri": _prefixed(prefix, str(block.uri), "+")})
+    if isinstance(block, types.EmbeddedResource):
+        resource = block.resource.model_copy(update={"uri": _prefixed(prefix, str(block.resource.uri), "+")})
+        return block.model_copy(update={"resource": resource})
+    return block
+
+
 def _template_pattern(template: str) -> re.Pattern[str]:
     parts = _TEMPLATE_VARIABLE.split(template)
     return re.compile("^" + "[^/]+".join(re.escape(part) for part in parts) + "$")
@@ -58,6 +68,15 @@ class Passthrough:
     def downstream_uri(upstream: BaseToolset, uri: str) -> str:
         """A resource URI of an upstream as the gateway's clients know it."""
         return _prefixed(upstream.tool_name_prefix, uri, "+")
+
+    @staticmethod
+    def tool_result(upstream: BaseToolset | None, result: types.CallToolResult) -> types.CallToolResult:
+        """An upstream's tool result as the gateway's clients receive it: as sent, resource URIs rewritten."""
+        prefix = upstream.tool_name_prefix if upstream is not None else None
+        if not prefix:
+            return result
+        content = [_downstream_block(prefix, block) for block in result.content]
+        return result.model_copy(update={"content": content})
 
     # --- routing ------------------------------------------------------------------------------------------------
 

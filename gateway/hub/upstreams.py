@@ -20,8 +20,10 @@ from mcp import types
 
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpToolset
+from gateway.client.upstream import HANDSHAKE_FIRST
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
+from gateway.hub.era import DownstreamEras, mode_for_version
 from gateway.references import load_tools
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
@@ -50,9 +52,22 @@ class UpstreamToolset(McpToolset):
             session_meta_key=SESSION_META_KEY,
             session_idle_timeout=config.session_idle_timeout if config.session_policy == "isolated" else None,
             list_timeout=config.list_timeout,
+            mode=self._mode,
         )
         self.key = key
+        self.protocol_version = config.protocol_version
+        self.session_policy = config.session_policy
+        self.eras: DownstreamEras | None = None
+        """The eras of the gateway's downstream sessions (set by the `Hub` while it serves)."""
         self.source_name = f"upstream {key!r}"
+
+    def _mode(self, context: ReadonlyContext | None) -> str:
+        """The era of a new upstream session (`gateway.hub.era`): as configured, else chosen for the session."""
+        if self.protocol_version is not None:
+            return mode_for_version(self.protocol_version)
+        if self.session_policy == "shared":
+            return HANDSHAKE_FIRST
+        return self.eras.mode_for(context) if self.eras is not None else "auto"
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """`McpToolset.get_tools`, its connection errors naming this upstream's config key.

@@ -17,6 +17,7 @@ from mcp.server.context import ServerRequestContext
 
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
+from gateway.server.tool_call import Invoke
 from gateway.tools import ReadonlyContext
 from gateway.tools.tool_union import ToolUnion
 
@@ -46,8 +47,9 @@ class PendingCall:
     owner: str
     """The calling session (`principal/session key`)."""
     features: McpClientFeatures
-    run: Callable[[], Awaitable[types.CallToolResult]]
-    """Run the call the server's own way (a `ToolContext`, confirmation, state, the adapters' result)."""
+    run: Callable[[Invoke | None], Awaitable[types.CallToolResult]]
+    """Run the call the server's way (a `ToolContext`, confirmation, state), the tool run by the `Invoke` given
+    (None: `run_async`, its response made a `CallToolResult` by the adapters)."""
 
 
 class ServerExtension(Protocol):

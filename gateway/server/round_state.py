@@ -9,7 +9,7 @@ with `inputResponses` and the `requestState` it was given. The SDK's `RequestSta
 * the questions asked in the round that just ended, each with a digest of its request: an answer counts only under
   the key of a question asked there, and only for that very question;
 * the answers accepted in earlier rounds (a local tool runs again from the start and gets them in order);
-* the held upstream call the rounds continue, if any (`gateway.server.held_calls`);
+* the held upstream call the rounds continue, if any (`gateway.hub.held_calls`);
 * a random id for the round, which this process accepts once (`SpentRounds`): a round answered once cannot be
   sent again to run the confirmed call a second time.
 

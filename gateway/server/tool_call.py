@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import jsonschema
 import pydantic
 from jsonschema.validators import extend as _extend  # pyright: ignore[reportUnknownVariableType]
-from mcp import types
+from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
 from adapters import response_to_mcp_result
@@ -31,6 +32,7 @@ from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQU
 
 __all__ = [
     "CONFIRM_FIELD",
+    "Invoke",
     "ProgressReporter",
     "StaleState",
     "ToolCall",
@@ -147,6 +149,10 @@ class StaleState(Exception):
         self.confirmation = confirmation
 
 
+Invoke = Callable[[ToolContext], Awaitable[types.CallToolResult]]
+"""Run a call's tool with a `ToolContext` and give its MCP result (default: `run_async`, then `to_result`)."""
+
+
 @dataclass(frozen=True)
 class ToolCall:
     """One call: the request, the tool's catalog entry, its arguments, the caller and its loaded state."""
@@ -166,6 +172,7 @@ class ToolCall:
         state_store: StateStore,
         scope: StateScope,
         confirmation: ToolConfirmation | None = None,
+        invoke: Invoke | None = None,
     ) -> types.CallToolResult:
         """Run the tool (twice when it asks for a confirmation the client gives); errors become `isError`.
 
@@ -175,20 +182,26 @@ class ToolCall:
             state_store: where its state lives.
             scope: the owners of its state.
             confirmation: a confirmation an earlier run of this call already has.
+            invoke: runs the tool another way than `run_async` and the adapters (a gateway forwards an upstream's
+                result as it is, and passes an upstream's JSON-RPC error on); confirmation and state stay the same.
 
         Raises:
             InputRequired: a modern-era client must answer a question first (the call ends with its request).
             StaleState: the tool read state that another call changed meanwhile; nothing was written.
         """
-        outcome = await self._attempt(confirmation, app_name, artifact_service)
+        outcome = await self._attempt(confirmation, app_name, artifact_service, invoke)
         if isinstance(outcome, types.CallToolResult):
             return outcome
-        response, context = outcome
-        if not (isinstance(response, dict) and "error" in response):
+        result, context = outcome
+        if not result.is_error:
             try:
                 await state_store.apply(scope, context.state.persistent_delta(), expected=context.state.reads())
             except StateConflictError as conflict:
                 raise StaleState(conflict, context.tool_confirmation) from conflict
+        return result
+
+    async def _run_async(self, context: ToolContext) -> types.CallToolResult:
+        response = await self.entry.tool.run_async(args=self.arguments, tool_context=context)
         return to_result(response, self.entry.mcp_tool.output_schema)
 
     async def _attempt(
@@ -196,8 +209,11 @@ class ToolCall:
         confirmation: ToolConfirmation | None,
         app_name: str,
         artifact_service: ArtifactService,
-    ) -> types.CallToolResult | tuple[Any, ToolContext]:
-        """One run of the tool (two when it asks for a confirmation): a final result, or its response and context."""
+        invoke: Invoke | None,
+    ) -> types.CallToolResult | tuple[types.CallToolResult, ToolContext]:
+        """One run of the tool (two when it asks for a confirmation): a final result, or its result and context."""
+        forwarded = invoke is not None
+        run = invoke or self._run_async
         tool, arguments, features, identity, loaded = (
             self.entry.tool,
             self.arguments,
@@ -222,7 +238,7 @@ class ToolCall:
 
         context = new_context(confirmation)
         try:
-            response = await tool.run_async(args=arguments, tool_context=context)
+            result = await run(context)
             requested = context.actions.requested_tool_confirmations.get(call_id)
             if requested is not None:
                 try:
@@ -234,15 +250,17 @@ class ToolCall:
                 if answer.action != "accept" or not (answer.content or {}).get(CONFIRM_FIELD):
                     return error_result(CONFIRMATION_REJECTED)
                 context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload))
-                response = await tool.run_async(args=arguments, tool_context=context)
+                result = await run(context)
         except InputRequired:
             raise
         except ServiceNotConfiguredError as exc:
             return error_result(str(exc))
         except Exception as exc:
+            if forwarded and isinstance(exc, MCPError):
+                raise  # the JSON-RPC error of the server that ran the tool, passed on as it is
             logger.exception("Tool %s raised", tool.name)
             return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-        return response, context
+        return result, context
 
 
 def to_result(response: Any, output_schema: dict[str, Any] | None) -> types.CallToolResult:

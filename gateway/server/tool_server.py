@@ -29,7 +29,7 @@ from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.pagination import page_of
 from gateway.server.round_state import RoundState, SpentRounds
-from gateway.server.tool_call import CONFIRM_FIELD, StaleState, ToolCall, error_result, schema_errors
+from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.state.state_locks import StateLocks
@@ -336,12 +336,6 @@ class ToolServer:
                 data={"available": sorted(entries)},
             ) from None
         arguments = dict(params.arguments or {})
-        if not isinstance(entry.tool, FunctionTool):
-            # FunctionTools validate with pydantic (and convert); other tools get their declared JSON Schema checked.
-            errors = schema_errors(entry.mcp_tool.input_schema, arguments)
-            if errors:
-                return error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
-
         features = McpClientFeatures(
             ctx,
             params,
@@ -350,13 +344,13 @@ class ToolServer:
             log_level=self._log_levels.get(identity.session_owner),
         )
 
-        async def run() -> types.CallToolResult:
+        async def run(invoke: Invoke | None = None) -> types.CallToolResult:
             """Run the call; an anonymous call's own session lives while it runs (a held call outlives its round)."""
             if not identity.call_scoped:
-                return await self._run(ctx, entry, arguments, identity, loaded, features)
+                return await self._run(ctx, entry, arguments, identity, loaded, features, invoke=invoke)
             self._running_sessions.add(identity.session_key)
             try:
-                return await self._run(ctx, entry, arguments, identity, loaded, features)
+                return await self._run(ctx, entry, arguments, identity, loaded, features, invoke=invoke)
             finally:
                 self._running_sessions.discard(identity.session_key)
                 await self.end_session(identity.session_key)
@@ -366,6 +360,12 @@ class ToolServer:
             handled = await self.extension.call_tool(pending)
             if handled is not None:
                 return handled
+        if not isinstance(entry.tool, FunctionTool):
+            # FunctionTools validate with pydantic (and convert); other tools get their declared JSON Schema checked
+            # (an extension's tools are checked where they run: an upstream checks its own arguments).
+            errors = schema_errors(entry.mcp_tool.input_schema, arguments)
+            if errors:
+                return error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
         try:
             result = await run()
         except InputRequired as needed:
@@ -383,10 +383,16 @@ class ToolServer:
         identity: CallIdentity,
         loaded: dict[str, Any],
         features: McpClientFeatures,
+        *,
+        invoke: Invoke | None = None,
     ) -> types.CallToolResult:
         scope = self._scope(identity)
         run = functools.partial(
-            ToolCall.run, app_name=self.name, artifact_service=self.artifact_service, state_store=self.state_store
+            ToolCall.run,
+            app_name=self.name,
+            artifact_service=self.artifact_service,
+            state_store=self.state_store,
+            invoke=invoke,
         )
         if not entry.tool.uses_state:
             return await run(ToolCall(ctx, entry, arguments, identity, loaded, features), scope=scope)

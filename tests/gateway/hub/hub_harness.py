@@ -277,3 +277,36 @@ class Downstream:
     def callbacks(self) -> dict[str, Any]:
         """The `mcp.Client` keyword arguments for these callbacks."""
         return {"elicitation_callback": self.elicit, "sampling_callback": self.sample}
+
+
+class FormFiller:
+    """A downstream client's callbacks that fill any form deterministically: defaults, else plausible values."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+        """The messages of the elicitations it answered."""
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        self.asked.append(params.message)
+        if not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")
+        content: dict[str, Any] = {}
+        required = set(params.requested_schema.get("required", []))
+        for name, schema in params.requested_schema.get("properties", {}).items():
+            if "default" in schema:
+                content[name] = schema["default"]
+            elif name in required and schema.get("type") == "string":
+                content[name] = "ada@example.com" if schema.get("format") == "email" else "Ada"
+            elif name in required and schema.get("type") in ("integer", "number"):
+                content[name] = 42
+        return types.ElicitResult(action="accept", content=content)
+
+    async def sample(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult:
+        del context, params
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(text="Teal."), model="test-model")
+
+    def callbacks(self) -> dict[str, Any]:
+        return {"elicitation_callback": self.elicit, "sampling_callback": self.sample}
