@@ -31,7 +31,7 @@ from gateway.server.extension import PendingCall, ServerHooks
 from gateway.server.health import redact_reason
 from gateway.server.tool_call import error_result
 from gateway.server.tool_server import ToolServer
-from gateway.tools import ToolContext
+from gateway.tools import BaseTool, ToolContext
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["Hub", "gateway_server"]
@@ -57,6 +57,12 @@ class Hub:
     def owns(self, source: ToolUnion) -> bool:
         """Whether `source` is one of the upstream toolsets."""
         return any(source is upstream for upstream in self.passthrough.upstreams)
+
+    def describe(self, tool: BaseTool) -> types.Tool | None:
+        """An upstream tool as its upstream listed it, only its name prefixed (its schemas pass unchanged)."""
+        if not isinstance(tool, McpTool):
+            return None
+        return tool.raw_mcp_tool.model_copy(update={"name": tool.name})
 
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
         """Resources, prompts, completion and roots, offered only when there is an upstream to serve them."""

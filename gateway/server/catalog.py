@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -55,6 +55,10 @@ def _source_name(item: BaseTool | BaseToolset) -> str:
     return "local"
 
 
+Describe = Callable[[BaseTool], types.Tool | None]
+"""A tool's MCP description given by someone else than its declaration (None: from its declaration)."""
+
+
 def _to_mcp_tool(tool: BaseTool) -> types.Tool | None:
     declaration = tool.get_declaration()
     if declaration is None:
@@ -68,8 +72,9 @@ def _to_mcp_tool(tool: BaseTool) -> types.Tool | None:
 class ToolCatalog:
     """Tools and toolsets in publishing order; a name belongs to the first source that published it."""
 
-    def __init__(self, items: Sequence[ToolUnion]) -> None:
+    def __init__(self, items: Sequence[ToolUnion], *, describe: Describe | None = None) -> None:
         self._items: list[BaseTool | BaseToolset] = [as_tool(item) for item in items]
+        self._describe = describe
         self._sources = [_source_name(item) for item in self._items]
         # Per tool object: the name it was published under and its MCP description (converting schemas is the
         # costly part of a listing). Per resolution without a name collision: the tool objects each source gave,
@@ -100,11 +105,15 @@ class ToolCatalog:
         try:
             published = self._published.get(tool)
         except TypeError:  # a tool class that is not hashable: described anew on every listing
-            return _to_mcp_tool(tool)
+            return self._described(tool)
         if published is None or published[0] != tool.name:
-            published = (tool.name, _to_mcp_tool(tool))
+            published = (tool.name, self._described(tool))
             self._published[tool] = published
         return published[1]
+
+    def _described(self, tool: BaseTool) -> types.Tool | None:
+        described = self._describe(tool) if self._describe is not None else None
+        return described if described is not None else _to_mcp_tool(tool)
 
     async def _list(
         self, indexes: Sequence[int], readonly_context: ReadonlyContext, name: str | None = None

@@ -18,7 +18,7 @@ from mcp.server.context import ServerRequestContext
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.tool_call import Invoke
-from gateway.tools import ReadonlyContext
+from gateway.tools import BaseTool, ReadonlyContext
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["ContextOf", "Pager", "PendingCall", "ServerExtension", "ServerHooks"]
@@ -57,6 +57,10 @@ class ServerExtension(Protocol):
 
     def owns(self, source: ToolUnion) -> bool:
         """Whether `source` is served through this extension (it announces its own list changes)."""
+        ...
+
+    def describe(self, tool: BaseTool) -> types.Tool | None:
+        """The MCP description of one of the extension's tools (None: the server describes it from its declaration)."""
         ...
 
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:

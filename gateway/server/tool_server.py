@@ -102,7 +102,7 @@ class ToolServer:
         session_retention: float = DEFAULT_SESSION_RETENTION,
     ) -> None:
         self.name = name
-        self.catalog = ToolCatalog(tools)
+        self.catalog = ToolCatalog(tools, describe=extension.describe if extension is not None else None)
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()

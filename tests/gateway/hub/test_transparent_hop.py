@@ -33,7 +33,6 @@ from hub_harness import (
     connect,
     gateway,
     gateway_http,
-    tool_names,
     write_config,
 )
 from mcp import Client, StdioServerParameters, types
@@ -212,10 +211,26 @@ def _wire(result: types.CallToolResult) -> dict[str, Any]:
     return _steady(wire | ({"_meta": meta} if meta else {}))
 
 
-async def _results(client: Client, calls: Sequence[Call]) -> tuple[list[str], list[dict[str, Any]]]:
-    """Every listed tool name, and the wire form of each call's result."""
+async def _listed(client: Client) -> dict[str, dict[str, Any]]:
+    """Every listed tool (all pages) in its wire form, by name."""
+    tools: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            wire = tool.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            # `execution` (task support) is a handshake-era field; a 2026-07-28 client is never sent it.
+            wire.pop("execution", None)
+            tools[tool.name] = wire
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+async def _results(client: Client, calls: Sequence[Call]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Every listed tool, and the wire form of each call's result."""
     with anyio.fail_after(DEADLINE):
-        names = await tool_names(client)
+        names = await _listed(client)
     results: list[dict[str, Any]] = []
     for name, arguments in calls:
         with anyio.fail_after(DEADLINE):
@@ -244,7 +259,11 @@ async def test_every_tool_result_crosses_the_gateway_as_the_upstream_sent_it(
         gateway(front, config, tmp_path / "state.db") as target,
         connect(target, "auto", **FormFiller().callbacks()) as through,
     ):
-        _, seen = await _results(through, calls)
+        offered, seen = await _results(through, calls)
+    # The tools are listed as the upstream listed them (their schemas pass unchanged). The gateway may see more:
+    # server-everything adds `get-roots-list` for a client with roots, as the gateway is.
+    changed = {name: [tool, offered.get(name)] for name, tool in listed.items() if offered.get(name) != tool}
+    assert changed == {}, json.dumps(changed)[:3000]
 
     differences = {
         f"{index}:{name}": {"direct": want, "gateway": got}
