@@ -92,6 +92,11 @@ FIXTURE_CALLS: tuple[Call, ...] = (
 UNCALLED: frozenset[str] = frozenset()
 """Listed tools the tables leave out on purpose (none: every tool is called)."""
 
+SHARED: dict[str, Any] = {"prefix": "", "sessionPolicy": "shared"}
+"""One upstream session for the whole gateway: a 2026-07-28 client's anonymous calls would otherwise each get an
+upstream session of their own, and server-everything's toggles keep their state per session, as its direct
+client's one session does."""
+
 Upstream = Literal["everything", "fixture"]
 Transport = Literal["stdio", "http"]
 
@@ -158,7 +163,7 @@ async def upstreams() -> AsyncGenerator[Upstreams]:
     try:
         for upstream in ("everything", "fixture"):
             command, env = _command(upstream, "stdio")
-            entries[upstream, "stdio"] = {"command": command[0], "args": command[1:], "env": env, "prefix": ""}
+            entries[upstream, "stdio"] = {"command": command[0], "args": command[1:], "env": env} | SHARED
             with bound_socket() as sock:
                 port = sock.getsockname()[1]
             command, env = _command(upstream, "http", port)
@@ -168,7 +173,7 @@ async def upstreams() -> AsyncGenerator[Upstreams]:
                 )
             )
             await _wait_for_port(port)
-            entries[upstream, "http"] = {"url": f"http://127.0.0.1:{port}/mcp", "prefix": ""}
+            entries[upstream, "http"] = {"url": f"http://127.0.0.1:{port}/mcp"} | SHARED
         yield Upstreams(entries)
     finally:
         for process in processes:
