@@ -11,12 +11,17 @@
 
 `${VAR}` in any string is replaced by the environment variable (a missing one is an error naming it and the
 key); `$${` writes a literal `${`. Relative paths in `tools` and `cwd` are relative to the config file.
+
+A real `claude_desktop_config.json` holds keys of Claude Desktop's own (`globalShortcut`, `preferences`, ...): an
+unknown top-level key is ignored, with one log notice naming them all, unless it is a near-miss of one of ours
+(`mcpServer`, `tool`), which stays an error suggesting the key. Unknown keys inside our sections are always errors.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -34,6 +39,8 @@ from gateway.client.connection import (
 from gateway.errors import ConfigError
 
 __all__ = ["GatewayConfig", "UpstreamConfig", "load_config"]
+
+logger = logging.getLogger(__name__)
 
 _VARIABLE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _MODEL_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
@@ -117,6 +124,8 @@ class GatewayConfig(BaseModel):
     name: str = "adk-mcp-gateway"
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
+    ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)
+    """Top-level keys of the file that are not ours and were ignored (Claude Desktop's own, say), sorted."""
 
     @property
     def base(self) -> Path:
@@ -162,6 +171,22 @@ def _known_keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items() if not field.exclude]
 
 
+_NEAR_MISS = 0.75
+"""How alike (difflib ratio, case-insensitive) an unknown top-level key must be to one of ours to count as a typo."""
+
+
+def _foreign_keys(data: dict[str, Any]) -> list[str]:
+    """The top-level keys that are neither ours nor near-misses of ours (another program's settings), sorted."""
+    known = _known_keys(GatewayConfig)
+    names = {*known, *(name for name, field in GatewayConfig.model_fields.items() if not field.exclude)}
+    lowered = [key.lower() for key in known]
+    return sorted(
+        key
+        for key in data
+        if key not in names and not difflib.get_close_matches(key.lower(), lowered, n=1, cutoff=_NEAR_MISS)
+    )
+
+
 def _explain(error: ValidationError, path: Path) -> str:
     lines = [f"{path}: invalid gateway config:"]
     for detail in error.errors(include_url=False):
@@ -170,8 +195,9 @@ def _explain(error: ValidationError, path: Path) -> str:
         if detail["type"] == "extra_forbidden":
             known = _known_keys(GatewayConfig if len(loc) == 1 else UpstreamConfig)
             known = [("type" if key == "transport" else key) for key in known]
-            close = difflib.get_close_matches(str(loc[-1]), known, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
+            by_lower = {key.lower(): key for key in known}
+            close = difflib.get_close_matches(str(loc[-1]).lower(), list(by_lower), n=1)
+            hint = f" Did you mean {by_lower[close[0]]!r}?" if close else ""
             message = f"unknown key.{hint} Known keys here: {', '.join(known)}."
         lines.append(f"  {_location(loc)}: {message}")
     return "\n".join(lines)
@@ -194,8 +220,12 @@ def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
         raise ConfigError(f"{file}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}.") from exc
     if not isinstance(raw, dict):
         raise ConfigError(f'{file}: the config must be a JSON object with an "mcpServers" key.')
-    data = cast("dict[str, Any]", _interpolate(raw, "config"))
+    ignored = _foreign_keys(cast("dict[str, Any]", raw))
+    if ignored:
+        logger.info("%s: ignoring top-level keys that are not the gateway's: %s.", file, ", ".join(ignored))
+    ours = {key: value for key, value in cast("dict[str, Any]", raw).items() if key not in ignored}
+    data = cast("dict[str, Any]", _interpolate(ours, "config"))
     try:
-        return GatewayConfig.model_validate({**data, "path": file})
+        return GatewayConfig.model_validate({**data, "path": file, "ignored_keys": tuple(ignored)})
     except ValidationError as exc:
         raise ConfigError(_explain(exc, file)) from exc

@@ -133,3 +133,38 @@ def test_gateway_options_have_safe_defaults(tmp_path: Path) -> None:
     )
     assert config.enabled_servers() == {}
     assert config.tools == ["t.py"]
+
+
+def test_a_real_claude_desktop_config_with_its_own_top_level_keys_loads_with_one_notice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    claude = {
+        "globalShortcut": "Ctrl+Space",
+        "preferences": {"menuBarEnabled": False},
+        "isUsingBuiltInNodeForMcp": True,
+        "mcpServers": {"time": {"command": "mcp-server-time"}},
+    }
+    with caplog.at_level("INFO", logger="gateway.config"):
+        config = load_config(_write(tmp_path, claude))
+    assert list(config.mcp_servers) == ["time"]
+    assert config.ignored_keys == ("globalShortcut", "isUsingBuiltInNodeForMcp", "preferences")
+    notices = [record.getMessage() for record in caplog.records if record.name == "gateway.config"]
+    assert len(notices) == 1
+    assert "globalShortcut, isUsingBuiltInNodeForMcp, preferences" in notices[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "suggestion"),
+    [("mcpservers", "mcpServers"), ("mcp_server", "mcpServers"), ("tool", "tools"), ("nme", "name")],
+)
+def test_a_near_miss_of_a_top_level_key_stays_an_error_with_did_you_mean(
+    tmp_path: Path, key: str, suggestion: str
+) -> None:
+    with pytest.raises(ConfigError, match=rf"{key}: unknown key\. Did you mean '{suggestion}'\?"):
+        load_config(_write(tmp_path, {"globalShortcut": "x", key: {}}))
+
+
+def test_an_unknown_key_inside_a_server_stays_an_error_even_beside_ignored_top_level_keys(tmp_path: Path) -> None:
+    data = {"preferences": {}, "mcpServers": {"s": {"command": "x", "globalShortcut": "y"}}}
+    with pytest.raises(ConfigError, match=r"mcpServers\.s\.globalShortcut: unknown key\."):
+        load_config(_write(tmp_path, data))
