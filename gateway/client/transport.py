@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Callable
+import os
+import shutil
+import sys
+from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, Self
 
@@ -22,7 +26,7 @@ from gateway.client.connection import (
 )
 from gateway.client.http import ResponseHook, http_client
 
-__all__ = ["Streams", "WatchedReadStream", "open_transport"]
+__all__ = ["CommandNotFoundError", "Streams", "WatchedReadStream", "open_transport", "resolve_command"]
 
 _MAX_SSE_EVENT = 64 * 1024 * 1024
 
@@ -95,13 +99,42 @@ async def open_transport(
         yield WatchedReadStream(read_stream, on_end), write_stream
 
 
+class CommandNotFoundError(FileNotFoundError):
+    """A stdio upstream's bare command is neither on `PATH` nor beside the gateway's interpreter (says the fix)."""
+
+
+def resolve_command(command: str, env: Mapping[str, str] | None = None) -> str:
+    """The executable a stdio upstream's `command` names: a path as given, else found on `PATH`, else beside the
+    gateway's own interpreter (its venv's `bin`, which a client such as Claude Desktop leaves off `PATH`).
+
+    `PATH` is the upstream's `env` value if it sets one, else the gateway's.
+
+    Raises:
+        CommandNotFoundError: a bare command found in neither place; the message names the command, the `PATH`
+            searched and the fix.
+    """
+    if os.sep in command or (os.altsep is not None and os.altsep in command):
+        return command
+    search_path = (env or {}).get("PATH", os.environ.get("PATH", os.defpath))
+    found = shutil.which(command, path=search_path)
+    if found is None:
+        beside = Path(sys.executable).parent
+        found = shutil.which(command, path=str(beside))
+        if found is None:
+            raise CommandNotFoundError(
+                f"the command {command!r} was not found on PATH {search_path} nor beside the gateway's Python "
+                f"({beside}). Give its absolute path in 'command' (`which {command}` in a shell where it works "
+                f"prints it), or add its directory to PATH in the upstream's 'env'"
+            )
+    return found
+
+
 def _transport(
     params: ConnectionParams, headers: dict[str, str] | None, hook: ResponseHook
 ) -> AbstractAsyncContextManager[Streams]:
     if isinstance(params, StdioConnectionParams):
-        return stdio_client(
-            StdioServerParameters(command=params.command, args=params.args, env=params.env, cwd=params.cwd)
-        )
+        command = resolve_command(params.command, params.env)
+        return stdio_client(StdioServerParameters(command=command, args=params.args, env=params.env, cwd=params.cwd))
     if isinstance(params, SseConnectionParams):
 
         def factory(

@@ -26,7 +26,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
-from gateway.client.transport import open_transport
+from gateway.client.transport import CommandNotFoundError, open_transport
 from gateway.errors import UpstreamUnavailableError
 
 __all__ = ["HANDSHAKE_FIRST", "ClientCallbacks", "NotificationCallback", "UpstreamSession", "open_upstream"]
@@ -319,6 +319,8 @@ def _explain(params: ConnectionParams, exc: BaseException, session: UpstreamSess
     status = session.http_error
     if status is not None and f"{status}" not in reason:
         reason = f"HTTP {status} ({reason})"
+    if isinstance(params, StdioConnectionParams) and isinstance(_innermost(exc), CommandNotFoundError):
+        return f"Cannot start upstream {params.describe()}: {_innermost(exc)}."
     if isinstance(params, StdioConnectionParams):
         hint = "Check the command and its arguments, and run it by hand to see its error output."
     elif status == 401:

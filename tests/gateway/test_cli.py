@@ -10,12 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
+        env=env,
         timeout=60,
         check=False,
     )
@@ -50,3 +51,11 @@ def test_a_missing_command_is_a_usage_error() -> None:
     done = _run()
     assert done.returncode == 2
     assert "usage: adk-mcp-gateway" in done.stderr
+
+
+def test_call_finds_a_bare_upstream_command_beside_the_interpreter_when_path_lacks_the_venv() -> None:
+    # What Claude Desktop does: an absolute path to the venv's gateway, and a PATH without the venv.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    done = _run("call", "examples/gateway.json", "time_get_current_time", "--args", '{"timezone": "UTC"}', env=env)
+    assert done.returncode == 0, done.stderr
+    assert '"timezone": "UTC"' in done.stdout

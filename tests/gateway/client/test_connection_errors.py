@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -65,6 +67,31 @@ async def test_a_command_that_does_not_exist_is_unavailable() -> None:
     message = await connect_error(StdioConnectionParams(command="/nonexistent/mcp-server", args=["--flag"]))
     assert "/nonexistent/mcp-server --flag" in message
     assert "Check the command" in message
+
+
+@pytest.mark.anyio
+async def test_a_bare_command_found_nowhere_names_the_path_searched_and_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    message = await connect_error(StdioConnectionParams(command="no-such-mcp-server-here"))
+    assert "'no-such-mcp-server-here' was not found" in message
+    assert "PATH /usr/bin:/bin" in message
+    assert str(Path(sys.executable).parent) in message
+    assert "absolute path" in message
+    assert "Traceback" not in message
+
+
+@pytest.mark.anyio
+async def test_a_bare_command_beside_the_gateways_interpreter_starts_without_it_on_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert (Path(sys.executable).parent / "mcp-server-time").exists()
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    with anyio.fail_after(DEADLINE):
+        async with McpToolset(connection_params=StdioConnectionParams(command="mcp-server-time")) as toolset:
+            names = {tool.name for tool in await toolset.get_tools()}
+    assert "get_current_time" in names
 
 
 @pytest.mark.anyio
