@@ -2,6 +2,33 @@
 
 from gateway.tools.actions import EventActions, ToolConfirmation
 from gateway.tools.artifacts import ArtifactService, InMemoryArtifactService
+from gateway.tools.auth_config import AuthConfig, AuthToolArguments
+from gateway.tools.auth_credential import (
+    AuthCredential,
+    AuthCredentialTypes,
+    HttpAuth,
+    HttpCredentials,
+    OAuth2Auth,
+    ServiceAccount,
+    ServiceAccountCredential,
+)
+from gateway.tools.auth_schemes import (
+    APIKey,
+    APIKeyIn,
+    AuthScheme,
+    AuthSchemeType,
+    HTTPBase,
+    HTTPBearer,
+    OAuth2,
+    OAuthFlowAuthorizationCode,
+    OAuthFlowClientCredentials,
+    OAuthFlowImplicit,
+    OAuthFlowPassword,
+    OAuthFlows,
+    OAuthGrantType,
+    OpenIdConnect,
+    OpenIdConnectWithConfig,
+)
 from gateway.tools.base_tool import BaseTool
 from gateway.tools.base_toolset import BaseToolset, ToolPredicate
 from gateway.tools.context import ClientFeatures, ProgressLog, ProgressSink, ReadonlyContext, ToolContext
@@ -10,17 +37,41 @@ from gateway.tools.long_running_tool import LongRunningFunctionTool
 from gateway.tools.state import State
 
 __all__ = [
+    "APIKey",
+    "APIKeyIn",
     "ArtifactService",
+    "AuthConfig",
+    "AuthCredential",
+    "AuthCredentialTypes",
+    "AuthScheme",
+    "AuthSchemeType",
+    "AuthToolArguments",
     "BaseTool",
     "BaseToolset",
     "ClientFeatures",
     "EventActions",
     "FunctionTool",
+    "HTTPBase",
+    "HTTPBearer",
+    "HttpAuth",
+    "HttpCredentials",
     "InMemoryArtifactService",
     "LongRunningFunctionTool",
+    "OAuth2",
+    "OAuth2Auth",
+    "OAuthFlowAuthorizationCode",
+    "OAuthFlowClientCredentials",
+    "OAuthFlowImplicit",
+    "OAuthFlowPassword",
+    "OAuthFlows",
+    "OAuthGrantType",
+    "OpenIdConnect",
+    "OpenIdConnectWithConfig",
     "ProgressLog",
     "ProgressSink",
     "ReadonlyContext",
+    "ServiceAccount",
+    "ServiceAccountCredential",
     "State",
     "ToolConfirmation",
     "ToolContext",

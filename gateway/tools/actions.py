@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from gateway.tools.auth_config import AuthConfig
+
 __all__ = ["EventActions", "ToolConfirmation"]
 
 _MODEL_CONFIG = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
@@ -52,4 +54,5 @@ class EventActions(BaseModel):
     transfer_to_agent: str | None = None
     transfer_reason: str | None = None
     escalate: bool | None = None
+    requested_auth_configs: dict[str, AuthConfig] = Field(default_factory=dict[str, AuthConfig])
     requested_tool_confirmations: dict[str, ToolConfirmation] = Field(default_factory=dict[str, ToolConfirmation])

@@ -17,6 +17,8 @@ from mcp import types
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools.actions import EventActions, ToolConfirmation
 from gateway.tools.artifacts import Artifact, ArtifactService
+from gateway.tools.auth_config import AuthConfig
+from gateway.tools.auth_credential import AuthCredential
 from gateway.tools.state import State
 
 __all__ = ["ClientFeatures", "InputRequired", "ProgressLog", "ProgressSink", "ReadonlyContext", "ToolContext"]
@@ -133,6 +135,7 @@ class ToolContext(ReadonlyContext):
         artifact_service: ArtifactService | None = None,
         client: ClientFeatures | None = None,
         progress_sink: ProgressSink | None = None,
+        credentials: Mapping[str, AuthCredential] | None = None,
         app_name: str = DEFAULT_APP_NAME,
         user_id: str = DEFAULT_USER_ID,
         session_id: str = "",
@@ -153,6 +156,7 @@ class ToolContext(ReadonlyContext):
         self._artifact_service = artifact_service
         self._client = client
         self.progress_sink: ProgressSink = ProgressLog() if progress_sink is None else progress_sink
+        self._credentials: Mapping[str, AuthCredential] = {} if credentials is None else credentials
 
     @property
     def state(self) -> State:  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -182,6 +186,51 @@ class ToolContext(ReadonlyContext):
         self._actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
             hint=hint or "", payload=payload
         )
+
+    # --- credentials ----------------------------------------------------------------------------------------
+
+    def request_credential(self, auth_config: AuthConfig) -> None:
+        """Ask for the user's credential for `auth_config`; the tool then returns, and is run again once there is one.
+
+        As in ADK, the tool does not wait: it returns a "needs sign-in" result, and whoever runs it asks the user
+        (served over MCP: a URL elicitation to sign in, or a form for an API key or token) and runs the call again,
+        when `get_auth_response` has the credential.
+
+        Args:
+            auth_config: ours, or google-adk's own `AuthConfig` (converted).
+
+        Raises:
+            ValueError: `function_call_id` is None, so there is no call to attach the request to.
+        """
+        if not self.function_call_id:
+            raise ValueError(
+                "request_credential requires function_call_id: a credential request must belong to one function call."
+            )
+        # A google-adk AuthConfig is converted (copied either way: the tool may change its own afterwards).
+        self._actions.requested_auth_configs[self.function_call_id] = AuthConfig.model_validate(
+            auth_config.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+
+    def get_auth_response(self, auth_config: AuthConfig) -> AuthCredential | None:
+        """The user's credential for `auth_config` (by its `credential_key`), or None if there is none yet.
+
+        Served over MCP, that is the credential stored for the calling principal (refreshed when it had expired);
+        otherwise, as in ADK, a credential an ADK flow put in state under `temp:<credential_key>` or
+        `<credential_key>`.
+        """
+        key = AuthConfig.model_validate(auth_config).credential_key
+        if not key:
+            return None
+        found = self._credentials.get(key)
+        if found is not None:
+            return found.model_copy(deep=True)
+        for name in (State.TEMP_PREFIX + key, key):
+            value = self._state.get(name)
+            if isinstance(value, AuthCredential):
+                return value.model_copy(deep=True)
+            if isinstance(value, dict):
+                return AuthCredential.model_validate(value)
+        return None
 
     # --- artifacts ------------------------------------------------------------------------------------------
 
