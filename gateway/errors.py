@@ -9,7 +9,9 @@
     ├── StateConflictError         state a call read was changed by another call before the call's delta landed
     ├── UpstreamUnavailableError   an upstream MCP server cannot be reached or died
     ├── UpstreamProtocolError      an upstream answered, but not as MCP allows
-    └── MissingExtraError          a feature needs an optional extra that is not installed (names the pip command)
+    ├── MissingExtraError          a feature needs an optional extra that is not installed (names the pip command)
+    └── AuthorizationServerError   the OAuth authorization server the gateway trusts cannot be asked (metadata,
+                                   JWKS, introspection); the token in hand is then refused
 
 `ServiceNotConfiguredError` is also a `ValueError`, because ADK raises `ValueError` in the same situations
 (`'Artifact service is not initialized.'`) and ADK code catches that. `MissingExtraError` is also an
@@ -19,6 +21,7 @@
 from __future__ import annotations
 
 __all__ = [
+    "AuthorizationServerError",
     "ConfigError",
     "GatewayError",
     "MissingExtraError",
@@ -81,3 +84,7 @@ class UpstreamProtocolError(GatewayError):
 
 class MissingExtraError(GatewayError, ImportError):
     """A feature needs an optional extra (`pip install "adk-mcp-gateway[adk]"`) that is not installed."""
+
+
+class AuthorizationServerError(GatewayError):
+    """The trusted OAuth authorization server did not answer as RFC 8414 / 7517 / 7662 describe."""

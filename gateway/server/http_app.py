@@ -15,7 +15,8 @@ from urllib.parse import parse_qs
 
 import anyio
 from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend
+from mcp.server.auth.provider import AccessToken, TokenVerifier
 from mcp.server.sse import SseServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -31,6 +32,9 @@ from gateway.server.auth import StaticTokenVerifier
 from gateway.server.health import health_endpoint
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
 from gateway.server.identity import connection_id
+from gateway.server.oauth_settings import OAuthSettings
+from gateway.server.protected_resource import BearerGuard, resource_metadata_routes
+from gateway.server.token_verifier import OAuthTokenVerifier
 from gateway.server.tool_server import ToolServer
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_SESSION_IDLE_TIMEOUT", "create_app"]
@@ -60,6 +64,7 @@ def create_app(
     stateless: bool = False,
     json_response: bool = False,
     auth_tokens: dict[str, str] | None = None,
+    oauth: OAuthSettings | None = None,
     allowed_hosts: Sequence[str] = (),
     max_body_size: int = DEFAULT_MAX_BODY,
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
@@ -77,6 +82,8 @@ def create_app(
             the handshake era).
         json_response: answer POSTs with plain JSON instead of SSE streams.
         auth_tokens: {token: principal}; when given, every MCP request needs `Authorization: Bearer <token>`.
+        oauth: act as an OAuth 2.1 resource server: every MCP request needs an access token of this issuer for
+            this resource (static `auth_tokens`, if also given, are accepted besides).
         allowed_hosts: host names besides loopback that Host/Origin may name (for a reverse proxy).
         max_body_size: largest accepted request body in bytes (413 above it).
         session_idle_timeout: seconds after which an idle streamable HTTP session is closed (its state deleted).
@@ -138,15 +145,28 @@ def create_app(
         tool_server.upstream_status,
         server_name=tool_server.name,
         host_check=host_check,
-        tokens_required=bool(auth_tokens),
+        tokens_required=bool(auth_tokens) or oauth is not None,
         loopback_only=not allowed_hosts,
     )
 
+    verifiers: list[TokenVerifier] = []
+    if auth_tokens:
+        verifiers.append(StaticTokenVerifier(auth_tokens))
+    oauth_verifier = OAuthTokenVerifier(oauth) if oauth is not None else None
+    if oauth_verifier is not None:
+        verifiers.append(oauth_verifier)
+
     def guarded(app: ASGIApp) -> ASGIApp:
-        return RequireAuthMiddleware(app, required_scopes=[]) if auth_tokens else app
+        if not verifiers:
+            return app
+        if oauth is None:
+            return BearerGuard(app)
+        metadata_url = oauth.resource_metadata_url
+        return BearerGuard(app, required_scopes=oauth.required_scopes, resource_metadata_url=metadata_url)
 
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
+        *(resource_metadata_routes(oauth, tool_server.name) if oauth is not None else []),
         Route(
             "/mcp",
             guarded(MalformedIdGuard(sessions.streamable(StreamableHTTPASGIApp(manager)), max_body_size=max_body_size)),
@@ -156,20 +176,38 @@ def create_app(
         Mount("/messages/", app=guarded(MalformedIdGuard(handle_sse_message, max_body_size=max_body_size))),
     ]
     middleware: list[Middleware] = []
-    if auth_tokens:
+    if verifiers:
+        verifier = verifiers[0] if len(verifiers) == 1 else _FirstAccepting(verifiers)
         middleware = [
-            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StaticTokenVerifier(auth_tokens))),
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
         ]
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
-        async with tool_server, manager.run(), anyio.create_task_group() as tg:
-            tg.start_soon(sessions.run)
-            yield
-            tg.cancel_scope.cancel()
+        async with contextlib.AsyncExitStack() as stack:
+            if oauth_verifier is not None:
+                stack.push_async_callback(oauth_verifier.aclose)
+            async with tool_server, manager.run(), anyio.create_task_group() as tg:
+                tg.start_soon(sessions.run)
+                yield
+                tg.cancel_scope.cancel()
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+
+
+class _FirstAccepting:
+    """Static tokens and OAuth tokens side by side: the first verifier that accepts a token decides."""
+
+    def __init__(self, verifiers: Sequence[TokenVerifier]) -> None:
+        self._verifiers = tuple(verifiers)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        for verifier in self._verifiers:
+            access = await verifier.verify_token(token)
+            if access is not None:
+                return access
+        return None
 
 
 class _SseEndpoint:

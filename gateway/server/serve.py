@@ -20,6 +20,7 @@ from gateway.server.auth import tokens_from_env
 from gateway.server.http_app import DEFAULT_MAX_BODY, DEFAULT_SESSION_IDLE_TIMEOUT, create_app
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER
 from gateway.server.identity import connection_id
+from gateway.server.oauth_settings import OAuthSettings
 from gateway.server.tool_server import ToolServer
 from gateway.state import SqliteStateStore, StateStore
 from gateway.state.sqlite_store import default_state_path
@@ -44,6 +45,7 @@ async def serve_async(
     state_path: str | os.PathLike[str] | None = None,
     state_store: StateStore | None = None,
     auth_tokens: dict[str, str] | None = None,
+    oauth: OAuthSettings | None = None,
     allowed_hosts: Sequence[str] = (),
     stateless: bool = False,
     json_response: bool = False,
@@ -67,6 +69,7 @@ async def serve_async(
         state_path: the SQLite file for session, `user:` and `app:` state (default: `default_state_path()`).
         state_store: a store object instead of the SQLite file.
         auth_tokens: {token: principal} required as bearer tokens over HTTP (default: `$ADK_MCP_GATEWAY_TOKENS`).
+        oauth: serve HTTP as an OAuth 2.1 resource server: access tokens of this issuer for this resource.
         allowed_hosts: extra Host/Origin names accepted over HTTP (loopback is always accepted).
         stateless: streamable HTTP without sessions.
         json_response: plain JSON responses instead of SSE streams.
@@ -102,6 +105,7 @@ async def serve_async(
         stateless=stateless,
         json_response=json_response,
         auth_tokens=auth_tokens if auth_tokens is not None else tokens_from_env(),
+        oauth=oauth,
         allowed_hosts=allowed_hosts,
         max_body_size=max_body_size,
         session_idle_timeout=session_idle_timeout,
