@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
@@ -22,6 +22,9 @@ from gateway.errors import GatewayError, UpstreamUnavailableError
 from gateway.references import load_agent, load_tools
 from gateway.tools import BaseTool, ReadonlyContext, ToolConfirmation, ToolContext
 from gateway.tools.tool_union import ToolUnion
+
+if TYPE_CHECKING:
+    from gateway.config import GatewayConfig
 
 __all__ = ["main"]
 
@@ -87,8 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--name", help="server name shown to clients (default: the config's, or adk-mcp-gateway)")
     serve.add_argument(
         "--state",
-        metavar="PATH",
-        help="SQLite file for session/user/app state (default: $ADK_MCP_GATEWAY_STATE or "
+        metavar="PATH|URL",
+        help="where session/user/app state lives: a SQLite file, or redis://HOST:PORT/DB to share it between "
+        'replicas (default: $ADK_MCP_GATEWAY_STATE, the config\'s "state", '
         "~/.local/state/adk-mcp-gateway/state.db)",
     )
     serve.add_argument(
@@ -160,25 +164,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _sources(args: argparse.Namespace) -> tuple[list[ToolUnion], str | None]:
-    """The tool sources and server name that CONFIG and --tools describe."""
+def _sources(args: argparse.Namespace) -> tuple[list[ToolUnion], GatewayConfig | None]:
+    """The tool sources that CONFIG and --tools describe, and the config (None without CONFIG)."""
     if not args.config and not args.references and not args.agents:
         raise GatewayError(
             "Give a gateway CONFIG file, local tools with --tools REF, or an ADK agent with --agent MODULE:ATTR."
         )
     items: list[ToolUnion] = []
-    name: str | None = None
+    config: GatewayConfig | None = None
     if args.config:
         from gateway.config import load_config
         from gateway.hub import gateway_tools
 
         config = load_config(args.config)
         items.extend(gateway_tools(config))
-        name = config.name
     for reference in args.references:
         items.extend(load_tools(reference))
     items.extend(load_agent(reference) for reference in args.agents)
-    return items, name
+    return items, config
 
 
 async def _catalog(items: list[ToolUnion]) -> list[tuple[BaseTool, str]]:
@@ -292,23 +295,41 @@ def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
     return len(conflicts)
 
 
+async def _reach_store(location: str) -> None:
+    from gateway.state import StateScope
+    from gateway.state.location import open_state_store
+
+    store = open_state_store(location)
+    try:
+        await store.load(StateScope("", "", ""))
+    finally:
+        await store.aclose()
+
+
 def _serve(args: argparse.Namespace) -> int:
     from gateway.hub import gateway_server
     from gateway.hub.name_check import check_names_at_start
     from gateway.server import serve
     from gateway.server.auth import TOKENS_ENV, parse_tokens
-    from gateway.state import SqliteStateStore
-    from gateway.state.sqlite_store import default_state_path
+    from gateway.server.sealing import require_shared_key, sealing_keys
+    from gateway.state.location import is_redis, open_state_store, state_location
 
-    items, config_name = _sources(args)
+    items, config = _sources(args)
     anyio.run(check_names_at_start, items)
-    name = args.name or config_name or "adk-mcp-gateway"
-    store = SqliteStateStore(args.state or default_state_path())
+    name = args.name or (config.name if config else None) or "adk-mcp-gateway"
+    location = state_location(args.state, config.state if config else None)
+    keys = sealing_keys(config.sealing_key if config else None)
+    if args.transport != "stdio":
+        require_shared_key(keys, shared_state=is_redis(location))
+    if is_redis(location):
+        # Fail now, with the store's own message, rather than inside the server's start-up.
+        anyio.run(_reach_store, location)
     tool_server = gateway_server(
         items,
         name=name,
         version=version("adk-mcp-gateway"),
-        state_store=store,
+        state_store=open_state_store(location),
+        request_state_keys=keys,
         **({"session_retention": args.session_retention} if args.session_retention is not None else {}),
     )
     tokens = parse_tokens(args.auth_token) if args.auth_token else None

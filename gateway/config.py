@@ -122,6 +122,12 @@ class GatewayConfig(BaseModel):
     tools: list[str] = Field(default_factory=list[str])
     """Local Python tool references (`module:attr`, `path/to/file.py`)."""
     name: str = "adk-mcp-gateway"
+    state: str | None = None
+    """Where session, `user:` and `app:` state lives: a SQLite file or a `redis://` URL (`--state` and
+    `$ADK_MCP_GATEWAY_STATE` win over it)."""
+    sealing_key: str | None = None
+    """The secret(s) sealing modern clients' `requestState`, shared by every replica (`gateway.server.sealing`);
+    write it as `${VAR}` rather than in the file."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)

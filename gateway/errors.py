@@ -7,6 +7,7 @@
     ├── NameConflictError          two sources publish the same tool name
     ├── ServiceNotConfiguredError  a ToolContext service (artifacts, MCP client features) is not available here
     ├── StateConflictError         state a call read was changed by another call before the call's delta landed
+    ├── StateStoreUnavailableError the state store (a Redis server) cannot be reached
     ├── UpstreamUnavailableError   an upstream MCP server cannot be reached or died
     ├── UpstreamProtocolError      an upstream answered, but not as MCP allows
     ├── MissingExtraError          a feature needs an optional extra that is not installed (names the pip command)
@@ -28,6 +29,7 @@ __all__ = [
     "NameConflictError",
     "ServiceNotConfiguredError",
     "StateConflictError",
+    "StateStoreUnavailableError",
     "ToolDefinitionError",
     "ToolNotFoundError",
     "UpstreamProtocolError",
@@ -72,6 +74,10 @@ class StateConflictError(GatewayError):
             f"State keys {', '.join(repr(k) for k in self.keys)} changed since the call read them; "
             "nothing of its delta was written. Run the call again on fresh state."
         )
+
+
+class StateStoreUnavailableError(GatewayError, ConnectionError):
+    """The state store cannot be reached (a Redis server down or refusing); the message names it without secrets."""
 
 
 class UpstreamUnavailableError(GatewayError, ConnectionError):

@@ -7,7 +7,6 @@ import os
 import socket
 import uuid
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -22,8 +21,8 @@ from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAUL
 from gateway.server.identity import connection_id
 from gateway.server.oauth_settings import OAuthSettings
 from gateway.server.tool_server import ToolServer
-from gateway.state import SqliteStateStore, StateStore
-from gateway.state.sqlite_store import default_state_path
+from gateway.state import StateStore
+from gateway.state.location import open_state_store, state_location
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["Transport", "serve", "serve_async"]
@@ -66,7 +65,8 @@ async def serve_async(
         host: interface to bind; loopback by default.
         port: TCP port for HTTP.
         sock: an already bound socket to serve on instead of `host`/`port` (tests use `127.0.0.1:0`).
-        state_path: the SQLite file for session, `user:` and `app:` state (default: `default_state_path()`).
+        state_path: the SQLite file or `redis://` URL for session, `user:` and `app:` state (default:
+            `gateway.state.location.state_location()`).
         state_store: a store object instead of the SQLite file.
         auth_tokens: {token: principal} required as bearer tokens over HTTP (default: `$ADK_MCP_GATEWAY_TOKENS`).
         oauth: serve HTTP as an OAuth 2.1 resource server: access tokens of this issuer for this resource.
@@ -88,7 +88,7 @@ async def serve_async(
     if isinstance(tools, ToolServer):
         tool_server = tools
     else:
-        store = state_store or SqliteStateStore(Path(state_path) if state_path else default_state_path())
+        store = state_store or open_state_store(state_location(state_path))
         tool_server = ToolServer(tools, name=name, state_store=store)
     if transport == "stdio":
         await _serve_stdio(tool_server)

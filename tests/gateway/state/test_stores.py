@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 
 from gateway.errors import ConfigError, StateConflictError
 from gateway.state import InMemoryStateStore, SqliteStateStore, StateScope, StateStore
+from gateway.state.redis_store import RedisStateStore
 from gateway.state.sqlite_store import SCHEMA_VERSION, default_state_path
 from gateway.tools.state import State, scope_of
 
@@ -26,11 +28,15 @@ BOB_ONE = StateScope("app", "bob", "session-1")
 OTHER_APP = StateScope("other-app", "alice", "session-1")
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "redis"])
 def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> StoreFactory:
     """Opens a fresh, empty store of the parametrized kind each time it is called."""
     if request.param == "memory":
         return InMemoryStateStore
+    if request.param == "redis":
+        # One server for the run; a fresh key prefix makes a fresh, empty store.
+        url: str = request.getfixturevalue("redis_url")
+        return lambda: RedisStateStore(url, prefix=f"test-{uuid.uuid4().hex}")
     return lambda: SqliteStateStore(tmp_path / f"{uuid.uuid4().hex}.db")
 
 
@@ -114,6 +120,52 @@ async def test_clearing_a_session_forgets_only_its_own_keys(store: StateStore) -
     await store.clear_session(ALICE_ONE)
     assert await store.load(ALICE_ONE) == {"user:name": "Alice", "app:motd": "hi"}
     assert await store.load(ALICE_TWO) == {"cart": ["pear"], "user:name": "Alice", "app:motd": "hi"}
+
+
+@pytest.mark.anyio
+async def test_names_that_share_a_separator_never_share_state(store: StateStore) -> None:
+    await store.apply(StateScope("a:b", "c", "d"), {"x": 1, "user:x": 1, "app:x": 1})
+    for scope in (
+        StateScope("a", "b:c", "d"),
+        StateScope("a", "b", "c:d"),
+        StateScope("{a:b}", "c", "d"),
+        StateScope("a%3Ab", "c", "d"),
+    ):
+        assert await store.load(scope) == {}
+    assert await store.load(StateScope("a:b", "c:d", "")) == {"app:x": 1}
+
+
+@pytest.mark.anyio
+async def test_forgetting_idle_sessions_deletes_only_the_sessions_not_written_since(store: StateStore) -> None:
+    await store.apply(ALICE_ONE, {"cart": ["apple"], "user:name": "Alice", "app:motd": "hi"})
+    await store.apply(BOB_ONE, {"cart": ["pear"]})
+    await store.apply(OTHER_APP, {"cart": ["fig"]})
+    since = time.time()
+    await store.apply(ALICE_TWO, {"cart": ["plum"]})
+
+    assert await store.forget_idle_sessions("app", since) == 2
+
+    assert await store.load(ALICE_ONE) == {"user:name": "Alice", "app:motd": "hi"}
+    assert await store.load(BOB_ONE) == {"app:motd": "hi"}
+    assert await store.load(ALICE_TWO) == {"cart": ["plum"], "user:name": "Alice", "app:motd": "hi"}
+    assert await store.load(OTHER_APP) == {"cart": ["fig"]}
+    assert await store.forget_idle_sessions("app", since) == 0
+
+
+@pytest.mark.anyio
+async def test_a_session_written_again_is_no_longer_idle(store: StateStore) -> None:
+    await store.apply(ALICE_ONE, {"cart": ["apple"]})
+    since = time.time()
+    await store.apply(ALICE_ONE, {"count": 1})
+    assert await store.forget_idle_sessions("app", since) == 0
+    assert await store.load(ALICE_ONE) == {"cart": ["apple"], "count": 1}
+
+
+@pytest.mark.anyio
+async def test_a_cleared_session_is_not_counted_again_as_idle(store: StateStore) -> None:
+    await store.apply(ALICE_ONE, {"cart": ["apple"]})
+    await store.clear_session(ALICE_ONE)
+    assert await store.forget_idle_sessions("app", time.time() + 60) == 0
 
 
 # -- values ----------------------------------------------------------------------------------------------
