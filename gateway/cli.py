@@ -48,6 +48,7 @@ examples:
   adk-mcp-gateway tools examples/gateway.json                    # the merged catalog
   adk-mcp-gateway call examples/gateway.json time_get_current_time --args '{"timezone": "UTC"}'
   adk-mcp-gateway check examples/gateway.json                    # is every upstream reachable?
+  adk-mcp-gateway login gateway.json docs                        # sign in once to an upstream's OAuth
 """
 
 
@@ -161,6 +162,18 @@ def _parser() -> argparse.ArgumentParser:
         description="Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
     )
     check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+
+    login = commands.add_parser(
+        "login",
+        help='sign in once to an upstream that needs a user login ("auth": {"type": "oauth"})',
+        description="Print the upstream's sign-in URL (and open a browser), wait for the redirect on 127.0.0.1, "
+        "and store the tokens (mode 0600, in $ADK_MCP_GATEWAY_TOKEN_DIR or the user's data directory); the gateway "
+        "renews them from then on.",
+    )
+    login.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+    login.add_argument("upstream", metavar="UPSTREAM", help="the upstream's key in mcpServers")
+    login.add_argument("--no-browser", action="store_true", help="only print the URL")
+    login.add_argument("--port", type=int, default=None, help="the redirect listener's port (default: any)")
     return parser
 
 
@@ -360,6 +373,10 @@ def _run(args: argparse.Namespace) -> int:
         return _serve(args)
     if args.command == "check":
         return anyio.run(_check, args.config)
+    if args.command == "login":
+        from gateway.sign_in import sign_in
+
+        return anyio.run(lambda: sign_in(args.config, args.upstream, open_browser=not args.no_browser, port=args.port))
     items, _ = _sources(args)
     if args.command == "tools":
         _print_tools(anyio.run(_catalog, items), args.json)

@@ -25,7 +25,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -37,6 +37,7 @@ from gateway.client.connection import (
     StreamableHTTPConnectionParams,
 )
 from gateway.errors import ConfigError
+from gateway.upstream_auth import UpstreamAuth
 
 __all__ = ["GatewayConfig", "UpstreamConfig", "load_config"]
 
@@ -60,6 +61,8 @@ class UpstreamConfig(BaseModel):
         default=None, validation_alias="type"
     )
     headers: dict[str, str] | None = None
+    auth: UpstreamAuth | None = None
+    """How the gateway authenticates to this (HTTP) upstream beyond static `headers` (`gateway.upstream_auth`)."""
     prefix: str | None = None
     """Tool-name prefix: `{prefix}_{name}`. Default: the server's key; `""` passes names through unchanged."""
     allow_tools: list[str] | None = None
@@ -99,6 +102,8 @@ class UpstreamConfig(BaseModel):
             raise ValueError(f"'type' is {self.transport!r} but 'command' starts a stdio server; remove 'type'")
         if self.url is not None and self.transport == "stdio":
             raise ValueError("'type' is 'stdio' but 'url' names a remote server; use 'http' or 'sse'")
+        if self.auth is not None and self.url is None:
+            raise ValueError("'auth' applies to remote servers ('url'); give a stdio server its secrets in 'env'")
         return self
 
     def connection(self, base: Path) -> ConnectionParams:
@@ -193,13 +198,24 @@ def _foreign_keys(data: dict[str, Any]) -> list[str]:
     )
 
 
+def _auth_model(loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model of an upstream's `auth` entry an error location points into (`...auth.<type>.<key>`)."""
+    if len(loc) >= 5 and loc[2] == "auth":
+        return next((model for model in get_args(get_args(UpstreamAuth)[0]) if loc[3] in _tags(model)), None)
+    return None
+
+
+def _tags(model: type[BaseModel]) -> tuple[str, ...]:
+    return get_args(model.model_fields["type"].annotation)
+
+
 def _explain(error: ValidationError, path: Path) -> str:
     lines = [f"{path}: invalid gateway config:"]
     for detail in error.errors(include_url=False):
         loc = tuple(part for part in detail["loc"] if not str(part).startswith("function-"))
         message = detail["msg"]
         if detail["type"] == "extra_forbidden":
-            known = _known_keys(GatewayConfig if len(loc) == 1 else UpstreamConfig)
+            known = _known_keys(GatewayConfig if len(loc) == 1 else _auth_model(loc) or UpstreamConfig)
             known = [("type" if key == "transport" else key) for key in known]
             by_lower = {key.lower(): key for key in known}
             close = difflib.get_close_matches(str(loc[-1]).lower(), list(by_lower), n=1)

@@ -10,6 +10,7 @@
     ├── StateStoreUnavailableError the state store (a Redis server) cannot be reached
     ├── UpstreamUnavailableError   an upstream MCP server cannot be reached or died
     ├── UpstreamProtocolError      an upstream answered, but not as MCP allows
+    ├── CredentialError            an upstream credential cannot be had (token endpoint refused, login needed)
     ├── MissingExtraError          a feature needs an optional extra that is not installed (names the pip command)
     └── AuthorizationServerError   the OAuth authorization server the gateway trusts cannot be asked (metadata,
                                    JWKS, introspection); the token in hand is then refused
@@ -24,6 +25,7 @@ from __future__ import annotations
 __all__ = [
     "AuthorizationServerError",
     "ConfigError",
+    "CredentialError",
     "GatewayError",
     "MissingExtraError",
     "NameConflictError",
@@ -82,6 +84,14 @@ class StateStoreUnavailableError(GatewayError, ConnectionError):
 
 class UpstreamUnavailableError(GatewayError, ConnectionError):
     """An upstream MCP server cannot be reached, or its connection died."""
+
+
+class CredentialError(GatewayError):
+    """A credential for an upstream cannot be obtained: the token endpoint refused, a login is missing or expired.
+
+    The message names the upstream (or token endpoint) and what to do (e.g. run `adk-mcp-gateway login`); it never
+    contains a secret.
+    """
 
 
 class UpstreamProtocolError(GatewayError):

@@ -1,10 +1,11 @@
 """`SessionPool`: the upstream sessions of one toolset — one per identity, opened on demand, backed off while failing.
 
-An identity is the `session_key` and the headers that `header_provider` give a context (all callers share one
-session when there is neither). A session whose transport ended (a stdio child that exited, a closed SSE stream) is
-replaced before the next request; idempotent requests (`request`) are sent once more on a fresh session when the
-session turns out dead. A failed connection backs off: 0.5 s, 1 s, 2 s ... 30 s, during which requests fail at once
-with the last error. A session with nothing in flight for `idle_timeout` seconds closes itself.
+An identity is the `session_key`, the headers that `header_provider` give a context and whom the `credential`
+speaks for (all callers share one session when there is none of these). A session whose transport ended (a stdio
+child that exited, a closed SSE stream) is replaced before the next request; idempotent requests (`request`) are
+sent once more on a fresh session when the session turns out dead. A failed connection backs off: 0.5 s, 1 s,
+2 s ... 30 s, during which requests fail at once with the last error. A session with nothing in flight for
+`idle_timeout` seconds closes itself.
 
 Where the sessions' owner tasks live: in the task group of `async with pool` when the pool is entered (an
 `McpToolset` used as a context manager); otherwise in a `DetachedTaskGroup` started on first use, which `close()`
@@ -27,7 +28,8 @@ import anyio.abc
 from mcp import MCPError, types
 
 from gateway.client._detached import DetachedTaskGroup
-from gateway.client.connection import ConnectionParams
+from gateway.client.connection import ConnectionParams, SseConnectionParams, StreamableHTTPConnectionParams
+from gateway.client.credentials import Credential
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
 from gateway.errors import UpstreamUnavailableError
@@ -60,6 +62,7 @@ class SessionPool:
         session_key: a key for a context; each distinct key gets its own session.
         session_meta_key: a `_meta` key carrying a random key per slot on every request to a modern upstream.
         idle_timeout: seconds without a request in flight after which a session closes itself (None: never).
+        credential: how to authenticate to an HTTP upstream (its identity for a context keeps sessions apart).
     """
 
     def __init__(
@@ -72,8 +75,10 @@ class SessionPool:
         session_key: Callable[[ReadonlyContext], str] | None = None,
         session_meta_key: str | None = None,
         idle_timeout: float | None = None,
+        credential: Credential | None = None,
     ) -> None:
         self.params = params
+        self.credential = credential
         self.mode = mode
         self.header_provider = header_provider
         self.session_key = session_key
@@ -181,7 +186,15 @@ class SessionPool:
         """The slot key, the session key and the headers of a context."""
         headers = await self._headers(context)
         identity = self.session_key(context) if self.session_key is not None and context is not None else ""
-        return json.dumps([identity, headers or {}], sort_keys=True), identity, headers
+        speaks_for = self.credential.identity(context) if self.credential is not None else ""
+        return json.dumps([identity, headers or {}, speaks_for], sort_keys=True), identity, headers
+
+    def _params_for(self, context: ReadonlyContext | None) -> ConnectionParams:
+        """The connection parameters for a context: with the credential's auth for it (asked on every request, so a
+        per-principal credential sees the principal's latest token)."""
+        if self.credential is None or not isinstance(self.params, StreamableHTTPConnectionParams | SseConnectionParams):
+            return self.params
+        return self.params.model_copy(update={"auth": self.credential.auth(context)})
 
     def _session_meta(self, slot: SessionSlot, session: UpstreamSession) -> types.RequestParamsMeta | None:
         # The slot's own random key, a bearer secret for the upstream's session: never the downstream's identity.
@@ -198,6 +211,7 @@ class SessionPool:
             UpstreamUnavailableError: the upstream cannot be reached (or failed moments ago and is backed off).
         """
         key, _, headers = await self._identity(context)
+        params = self._params_for(context)
         slot = self._slots.get(key)
         if slot is None:
             self._forget_ended_slots()
@@ -214,7 +228,7 @@ class SessionPool:
                 try:
                     session = await open_upstream(
                         owners,
-                        self.params,
+                        params,
                         self._callbacks(slot, context),
                         headers=headers,
                         mode=self.mode(context) if callable(self.mode) else self.mode,
@@ -249,7 +263,7 @@ class SessionPool:
 
     async def release(self, context: ReadonlyContext | None) -> None:
         """End the session of a context's identity now (not a session every context shares)."""
-        if self.session_key is None and self.header_provider is None:
+        if self.session_key is None and self.header_provider is None and self.credential is None:
             return
         key, _, _ = await self._identity(context)
         slot = self._slots.pop(key, None)

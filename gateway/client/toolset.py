@@ -38,6 +38,7 @@ from mcp import MCPError, types
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
+from gateway.client.credentials import Credential
 from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
@@ -88,6 +89,8 @@ class McpToolset(BaseToolset):
         list_timeout: seconds a tool listing (connecting included) may take; past it the listing fails and the
             upstream counts as failing (backed off), while the connection attempt goes on in the background, so a
             slow start serves the next listing (None: only the connect and call timeouts apply).
+        credential: how to authenticate to an HTTP upstream (`gateway.client.credentials`: client credentials, a
+            stored login, token exchange ...); applies to connecting and listing as much as to calls.
     """
 
     def __init__(
@@ -110,6 +113,7 @@ class McpToolset(BaseToolset):
         session_idle_timeout: float | None = None,
         notification_callback: NotificationCallback | None = None,
         list_timeout: float | None = None,
+        credential: Credential | None = None,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -121,6 +125,7 @@ class McpToolset(BaseToolset):
         self.forward_client_requests = forward_client_requests
         self.session_key = session_key
         self.list_timeout = list_timeout
+        self.credential = credential
         self._callbacks = ClientCallbacks(
             elicitation=elicitation_callback,
             sampling=sampling_callback,
@@ -138,6 +143,7 @@ class McpToolset(BaseToolset):
             session_key=session_key,
             session_meta_key=session_meta_key,
             idle_timeout=session_idle_timeout,
+            credential=credential,
         )
 
     # --- lifecycle ----------------------------------------------------------------------------------------------

@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from mcp import types
+from mcp.server.auth.middleware.auth_context import get_access_token
 
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpToolset
+from gateway.client.credentials import PassThrough, TokenExchange
 from gateway.client.upstream import HANDSHAKE_FIRST
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
@@ -27,6 +29,7 @@ from gateway.hub.era import DownstreamEras, mode_for_version
 from gateway.references import load_tools
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
+from gateway.upstream_auth import upstream_credential
 
 __all__ = ["UpstreamToolset", "gateway_tools"]
 
@@ -36,8 +39,15 @@ logger = logging.getLogger(__name__)
 class UpstreamToolset(McpToolset):
     """An `McpToolset` for one config entry: its key names it in name conflicts and connection errors."""
 
-    def __init__(self, key: str, config: UpstreamConfig, base: Path) -> None:
+    def __init__(self, key: str, config: UpstreamConfig, base: Path, *, config_path: Path | None = None) -> None:
         prefix = key if config.prefix is None else config.prefix
+        credential = None
+        if config.auth is not None and config.url is not None:
+            credential = upstream_credential(
+                config.auth, key=key, url=config.url, config_path=str(config_path or "CONFIG")
+            )
+            if isinstance(credential, TokenExchange | PassThrough):
+                credential.bind_subject(_inbound_token)
         super().__init__(
             connection_params=config.connection(base),
             tool_filter=_tool_filter(config),
@@ -53,6 +63,7 @@ class UpstreamToolset(McpToolset):
             session_idle_timeout=config.session_idle_timeout if config.session_policy == "isolated" else None,
             list_timeout=config.list_timeout,
             mode=self._mode,
+            credential=credential,
         )
         self.key = key
         self.protocol_version = config.protocol_version
@@ -92,6 +103,18 @@ class UpstreamToolset(McpToolset):
             return await super().call_tool(name, args, tool_context)
         except UpstreamUnavailableError as exc:
             raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
+
+
+def _inbound_token(context: ReadonlyContext | None) -> str | None:
+    """The bearer token of the downstream request being served, if it belongs to the context's principal.
+
+    Read in the task serving the request (the MCP SDK keeps the authenticated token in a context variable there);
+    only token exchange and an opted-in pass-through ever use it.
+    """
+    token = get_access_token()
+    if token is None or context is None or (token.subject or token.client_id) != context.user_id:
+        return None
+    return token.token
 
 
 def _tool_filter(config: UpstreamConfig) -> ToolPredicate | None:
@@ -137,7 +160,8 @@ def gateway_tools(config: GatewayConfig) -> list[ToolUnion]:
         ConfigError: a local tool reference cannot be loaded.
     """
     items: list[ToolUnion] = [
-        UpstreamToolset(key, server, config.base) for key, server in config.enabled_servers().items()
+        UpstreamToolset(key, server, config.base, config_path=config.path)
+        for key, server in config.enabled_servers().items()
     ]
     for reference in config.tools:
         module, sep, attr = reference.partition(":")

@@ -1,0 +1,45 @@
+"""Outbound credentials: how the gateway authenticates to an upstream MCP server.
+
+One `Credential` per upstream, shared by the gateway config (`"auth"` of a server entry) and `McpToolset`
+(`credential=`, or ADK's `auth_scheme`/`auth_credential`): static headers, OAuth client credentials, a stored user
+login (authorization code + PKCE, done once by `adk-mcp-gateway login`), RFC 8693 token exchange on behalf of the
+downstream principal, or — only where asked for — the downstream principal's own token passed through.
+Tokens are renewed as they expire; a 401 gets one renewal and one more try. No secret is ever logged.
+"""
+
+from gateway.client.credentials.client_credentials import ClientCredentials
+from gateway.client.credentials.credential import (
+    BearerAuth,
+    Credential,
+    HeaderCredential,
+    SharedTokenCredential,
+    SubjectToken,
+    TokenSource,
+)
+from gateway.client.credentials.login import LoginResult, log_in
+from gateway.client.credentials.on_behalf import PassThrough, TokenExchange
+from gateway.client.credentials.stored_login import StoredLogin
+from gateway.client.credentials.token_endpoint import IssuedToken, TokenEndpoint, discover_token_endpoint
+from gateway.client.credentials.token_file import TOKEN_DIR_ENV, LoginRecord, TokenFile, token_dir
+
+__all__ = [
+    "TOKEN_DIR_ENV",
+    "BearerAuth",
+    "ClientCredentials",
+    "Credential",
+    "HeaderCredential",
+    "IssuedToken",
+    "LoginRecord",
+    "LoginResult",
+    "PassThrough",
+    "SharedTokenCredential",
+    "StoredLogin",
+    "SubjectToken",
+    "TokenEndpoint",
+    "TokenExchange",
+    "TokenFile",
+    "TokenSource",
+    "discover_token_endpoint",
+    "log_in",
+    "token_dir",
+]
