@@ -147,6 +147,11 @@ class McpClientFeatures:
             message=message, url=url, elicitation_id=elicitation_id, related_request_id=self._ctx.request_id
         )
 
+    async def complete_url_elicitation(self, elicitation_id: str) -> None:
+        """Send `notifications/elicitation/complete` (handshake era; 2026-07-28 has no such notification)."""
+        if not self._modern and self._attached:
+            await self._ctx.session.send_elicit_complete(elicitation_id, related_request_id=self._ctx.request_id)
+
     async def sample(
         self,
         messages: list[types.SamplingMessage],

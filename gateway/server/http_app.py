@@ -34,6 +34,7 @@ from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAUL
 from gateway.server.identity import connection_id
 from gateway.server.oauth_settings import OAuthSettings
 from gateway.server.protected_resource import BearerGuard, resource_metadata_routes
+from gateway.server.sign_in import CALLBACK_PATH
 from gateway.server.token_verifier import OAuthTokenVerifier
 from gateway.server.tool_server import ToolServer
 
@@ -175,6 +176,9 @@ def create_app(
         Route("/sse", guarded(_asgi_endpoint(sessions.sse(handle_sse))), methods=["GET"]),
         Mount("/messages/", app=guarded(MalformedIdGuard(handle_sse_message, max_body_size=max_body_size))),
     ]
+    if tool_server.credentials is not None:
+        # The browser returning from a sign-in carries no bearer token; the single-use `state` is its credential.
+        routes.append(Route(CALLBACK_PATH, tool_server.credentials.sign_ins.callback, methods=["GET"]))
     middleware: list[Middleware] = []
     if verifiers:
         verifier = verifiers[0] if len(verifiers) == 1 else _FirstAccepting(verifiers)

@@ -24,9 +24,10 @@ from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.errors import ServiceNotConfiguredError, StateConflictError
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
+from gateway.server.credential_requests import CallCredentials, no_credential_store
 from gateway.server.identity import CallIdentity
 from gateway.state import StateScope, StateStore
-from gateway.tools import ArtifactService, State, ToolConfirmation
+from gateway.tools import ArtifactService, AuthCredential, State, ToolConfirmation
 from gateway.tools.context import InputRequired, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 
@@ -173,8 +174,9 @@ class ToolCall:
         scope: StateScope,
         confirmation: ToolConfirmation | None = None,
         invoke: Invoke | None = None,
+        credentials: CallCredentials | None = None,
     ) -> types.CallToolResult:
-        """Run the tool (twice when it asks for a confirmation the client gives); errors become `isError`.
+        """Run the tool (again when it asks for a confirmation the client gives, or a credential); errors: `isError`.
 
         Args:
             app_name: the server's name.
@@ -184,12 +186,14 @@ class ToolCall:
             confirmation: a confirmation an earlier run of this call already has.
             invoke: runs the tool another way than `run_async` and the adapters (a gateway forwards an upstream's
                 result as it is, and passes an upstream's JSON-RPC error on); confirmation and state stay the same.
+            credentials: the caller's credentials (`get_auth_response`) and the way to obtain one the tool requests
+                (`request_credential`); None on a server without a credential key.
 
         Raises:
             InputRequired: a modern-era client must answer a question first (the call ends with its request).
             StaleState: the tool read state that another call changed meanwhile; nothing was written.
         """
-        outcome = await self._attempt(confirmation, app_name, artifact_service, invoke)
+        outcome = await self._attempt(confirmation, app_name, artifact_service, invoke, credentials)
         if isinstance(outcome, types.CallToolResult):
             return outcome
         result, context = outcome
@@ -210,8 +214,10 @@ class ToolCall:
         app_name: str,
         artifact_service: ArtifactService,
         invoke: Invoke | None,
+        credentials: CallCredentials | None,
     ) -> types.CallToolResult | tuple[types.CallToolResult, ToolContext]:
-        """One run of the tool (two when it asks for a confirmation): a final result, or its result and context."""
+        """One run of the tool (more when it asks for a confirmation or a credential): a final result, or its result
+        and context."""
         forwarded = invoke is not None
         run = invoke or self._run_async
         tool, arguments, features, identity, loaded = (
@@ -222,6 +228,7 @@ class ToolCall:
             self.loaded,
         )
         call_id = f"mcp-{self.ctx.request_id}"
+        held: dict[str, AuthCredential] = dict(credentials.loaded) if credentials is not None else {}
 
         def new_context(confirmation: ToolConfirmation | None) -> ToolContext:
             return ToolContext(
@@ -231,6 +238,7 @@ class ToolCall:
                 artifact_service=artifact_service,
                 client=features,
                 progress_sink=ProgressReporter(features),
+                credentials=held,
                 app_name=app_name,
                 user_id=identity.principal,
                 session_id=identity.session_key,
@@ -239,6 +247,15 @@ class ToolCall:
         context = new_context(confirmation)
         try:
             result = await run(context)
+            while (wanted := context.actions.requested_auth_configs.get(call_id)) is not None:
+                if credentials is None:
+                    return no_credential_store(tool.name)
+                obtained = await credentials.obtain(wanted)
+                if isinstance(obtained, types.CallToolResult):
+                    return obtained
+                held[wanted.credential_key or ""] = obtained
+                context = new_context(confirmation)
+                result = await run(context)
             requested = context.actions.requested_tool_confirmations.get(call_id)
             if requested is not None:
                 try:

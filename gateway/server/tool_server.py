@@ -25,12 +25,14 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from gateway.errors import NameConflictError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
+from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.pagination import page_of
 from gateway.server.round_state import RoundState, SpentRounds
+from gateway.server.sign_in import SignIns
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
-from gateway.state import InMemoryStateStore, StateScope, StateStore
+from gateway.state import CredentialKeys, CredentialStore, InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.state.state_locks import StateLocks
 from gateway.tools import (
@@ -82,9 +84,15 @@ class ToolServer:
         extension: what plugs into this server (the gateway's upstream forwarding, `gateway.hub.gateway_server`).
         session_retention: seconds the session keys of a session that never ends explicitly (a `_meta` session
             key) are kept after their last write (default 30 days). Ended sessions lose theirs at once.
+        credential_keys: keys sealing the users' credentials (`tool_context.request_credential`) in the state
+            store (default: `$ADK_MCP_GATEWAY_CREDENTIAL_KEY`); without any, a tool asking for a credential gets
+            an error naming the variable. See `gateway.state.credential_store`.
+        callback_url: where OAuth2 sign-ins return (default: `/oauth/callback` on the HTTP request's own base
+            URL; over stdio, the loopback listener `serve()` starts).
+        sign_in_timeout: seconds a call waits for its user to finish signing in.
 
     Raises:
-        ConfigError: `session_retention` is not positive.
+        ConfigError: `session_retention` is not positive, or a credential key is malformed.
     """
 
     def __init__(
@@ -100,12 +108,23 @@ class ToolServer:
         request_state_keys: Sequence[bytes | str] | None = None,
         extension: ServerExtension | None = None,
         session_retention: float = DEFAULT_SESSION_RETENTION,
+        credential_keys: Sequence[str | bytes] | None = None,
+        callback_url: str | None = None,
+        sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT,
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools, describe=extension.describe if extension is not None else None)
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
+        keys = CredentialKeys(credential_keys) if credential_keys else CredentialKeys.from_env()
+        self.credentials: ServerCredentials | None = None
+        """The users' credentials and sign-ins; None without a credential key."""
+        if keys is not None:
+            store = CredentialStore(self.state_store, keys, app_name=name)
+            self.credentials = ServerCredentials(
+                store, SignIns(store), callback_url=callback_url, sign_in_timeout=sign_in_timeout
+            )
         self.page_size = page_size
         # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
         self._exit_stack: contextlib.AsyncExitStack | None = None
@@ -394,6 +413,10 @@ class ToolServer:
             state_store=self.state_store,
             invoke=invoke,
         )
+        if self.credentials is not None:
+            run = functools.partial(
+                run, credentials=await self.credentials.for_call(ctx, identity, entry.tool.name, features)
+            )
         if not entry.tool.uses_state:
             return await run(ToolCall(ctx, entry, arguments, identity, loaded, features), scope=scope)
         confirmation: ToolConfirmation | None = None

@@ -1,0 +1,232 @@
+"""`SignIns`: the OAuth2 authorization-code sign-ins a served tool's `request_credential` starts.
+
+One sign-in: the server makes a PKCE S256 verifier and a `state` (32 random bytes, bound to the principal, the
+session, the tool and the credential key; it expires after `lifetime` seconds and is accepted once), builds the
+provider's authorization URL with the server's own callback as `redirect_uri`, and hands it to the client (URL-mode
+elicitation). The provider redirects the browser to `GET /oauth/callback?code=…&state=…`; the server exchanges the
+code (once: the state is spent before the exchange), stores the credential for the principal, and wakes the call
+that waits for it.
+
+A callback with an unknown, spent or expired `state`, or with the provider's `error`, does nothing but show a page
+saying so. Pending sign-ins live in this process (a multi-process deployment routes the callback to the process that
+asked, e.g. by a sticky session, or runs one process).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Final
+from urllib.parse import urlencode, urlparse
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from gateway.server.oauth_tokens import TokenError, TokenRequest
+from gateway.state.credential_store import CredentialStore
+from gateway.tools import AuthConfig, AuthCredential, OAuth2, OAuth2Auth, OpenIdConnectWithConfig
+
+__all__ = ["CALLBACK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints"]
+
+logger = logging.getLogger(__name__)
+
+CALLBACK_PATH: Final = "/oauth/callback"
+DEFAULT_LIFETIME: Final = 600.0
+MAX_PENDING: Final = 10_000
+
+
+def authorization_endpoints(config: AuthConfig) -> tuple[str, str, list[str]] | None:
+    """(authorization URL, token URL, scopes) of an authorization-code scheme; None for any other scheme."""
+    scheme = config.auth_scheme
+    if isinstance(scheme, OAuth2) and scheme.flows.authorizationCode is not None:
+        flow = scheme.flows.authorizationCode
+        return flow.authorizationUrl, flow.tokenUrl, list(flow.scopes)
+    if isinstance(scheme, OpenIdConnectWithConfig):
+        return scheme.authorization_endpoint, scheme.token_endpoint, list(scheme.scopes or [])
+    return None
+
+
+def _challenge(verifier: str) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+
+
+@dataclass(eq=False)
+class PendingSignIn:
+    """One sign-in in flight: what the callback needs, and how the waiting call learns the outcome."""
+
+    state: str
+    elicitation_id: str
+    principal: str
+    owner: tuple[str, str, str]
+    """(session owner, tool name, credential key): a later round of the same call finds the same sign-in."""
+    credential_key: str
+    url: str
+    redirect_uri: str
+    code_verifier: str
+    tokens: TokenRequest
+    expires_at: float
+    done: anyio.Event = field(default_factory=anyio.Event)
+    credential: AuthCredential | None = None
+    failure: str | None = None
+
+    @property
+    def provider(self) -> str:
+        """The host the user signs in at (for messages)."""
+        return urlparse(self.url).netloc
+
+
+class SignIns:
+    """The sign-ins in flight, and the callback route that completes them (see the module docstring).
+
+    Args:
+        credentials: where a completed sign-in's credential is stored.
+        lifetime: seconds a sign-in link stays valid.
+    """
+
+    def __init__(self, credentials: CredentialStore, *, lifetime: float = DEFAULT_LIFETIME) -> None:
+        self._credentials = credentials
+        self._lifetime = lifetime
+        self._by_state: dict[str, PendingSignIn] = {}
+        self._by_owner: dict[tuple[str, str, str], PendingSignIn] = {}
+
+    def begin(
+        self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, redirect_uri: str
+    ) -> PendingSignIn:
+        """The sign-in for this session, tool and credential: the one in flight, or a new one.
+
+        Raises:
+            ValueError: the scheme has no authorization-code flow, or the config names no OAuth2 client id.
+        """
+        self._forget_expired()
+        key = config.credential_key or ""
+        owner = (session_owner, tool_name, key)
+        pending = self._by_owner.get(owner)
+        if pending is not None and pending.failure is None:
+            return pending
+        endpoints = authorization_endpoints(config)
+        raw = config.raw_auth_credential.oauth2 if config.raw_auth_credential is not None else None
+        if endpoints is None or raw is None or not raw.client_id:
+            raise ValueError(
+                "An OAuth2 sign-in needs an authorization-code flow (or OpenID Connect endpoints) in auth_scheme "
+                "and the client id in raw_auth_credential.oauth2.client_id."
+            )
+        authorize_url, token_url, scopes = endpoints
+        redirect = raw.redirect_uri or redirect_uri
+        state = secrets.token_urlsafe(32)
+        verifier = secrets.token_urlsafe(48)
+        query = {
+            "response_type": "code",
+            "client_id": raw.client_id,
+            "redirect_uri": redirect,
+            "state": state,
+            "code_challenge": _challenge(verifier),
+            "code_challenge_method": "S256",
+        }
+        if scopes:
+            query["scope"] = " ".join(scopes)
+        for name in ("audience", "prompt", "nonce"):
+            value = getattr(raw, name)
+            if value:
+                query[name] = value
+        separator = "&" if urlparse(authorize_url).query else "?"
+        client = OAuth2Auth(
+            client_id=raw.client_id,
+            client_secret=raw.client_secret,
+            token_endpoint_auth_method=raw.token_endpoint_auth_method,
+        )
+        pending = PendingSignIn(
+            state=state,
+            elicitation_id=secrets.token_urlsafe(16),
+            principal=principal,
+            owner=owner,
+            credential_key=key,
+            url=f"{authorize_url}{separator}{urlencode(query)}",
+            redirect_uri=redirect,
+            code_verifier=verifier,
+            tokens=TokenRequest(token_url, client),
+            expires_at=time.monotonic() + self._lifetime,
+        )
+        if len(self._by_state) >= MAX_PENDING:
+            oldest = next(iter(self._by_state.values()))
+            self._drop(oldest)
+        self._by_state[state] = pending
+        self._by_owner[owner] = pending
+        return pending
+
+    async def wait(self, pending: PendingSignIn, within: float) -> AuthCredential | str:
+        """The credential the sign-in stored, or why there is none (failed, or not finished `within` seconds)."""
+        with anyio.move_on_after(within):
+            await pending.done.wait()
+        if pending.credential is not None:
+            self._by_owner.pop(pending.owner, None)
+            return pending.credential
+        if pending.failure is not None:
+            self._by_owner.pop(pending.owner, None)
+            return pending.failure
+        return f"The sign-in at {pending.provider} did not finish within {within:g} seconds."
+
+    def finished(self, pending: PendingSignIn) -> None:
+        """Forget a sign-in its call no longer waits for."""
+        self._drop(pending)
+
+    async def callback(self, request: Request) -> Response:
+        """`GET /oauth/callback`: complete the sign-in `state` names, once."""
+        state = request.query_params.get("state", "")
+        pending = self._by_state.pop(state, None) if state else None
+        if pending is None or pending.expires_at < time.monotonic() or pending.done.is_set():
+            if pending is not None:
+                self._drop(pending)
+            return _page(
+                400,
+                "Sign-in link not valid",
+                "This sign-in link is unknown, already used or expired. Go back to your MCP client and call the tool "
+                "again to get a new one.",
+            )
+        error = request.query_params.get("error")
+        code = request.query_params.get("code")
+        if error or not code:
+            description = request.query_params.get("error_description", "")
+            pending.failure = f"The sign-in at {pending.provider} was not completed: {error or 'no code'}" + (
+                f" ({description})" if description else ""
+            )
+            pending.done.set()
+            return _page(400, "Sign-in not completed", pending.failure + ". You can close this window.")
+        try:
+            credential = await pending.tokens.exchange_code(
+                code, redirect_uri=pending.redirect_uri, code_verifier=pending.code_verifier
+            )
+            await self._credentials.save(pending.principal, pending.credential_key, credential)
+        except TokenError as exc:
+            logger.warning("Sign-in for credential %r failed: %s", pending.credential_key, exc.error or "error")
+            pending.failure = f"The sign-in at {pending.provider} failed: {exc}"
+            pending.done.set()
+            return _page(502, "Sign-in failed", pending.failure)
+        pending.credential = credential
+        pending.done.set()
+        return _page(200, "Signed in", "You are signed in. You can close this window and return to your MCP client.")
+
+    def _drop(self, pending: PendingSignIn) -> None:
+        self._by_state.pop(pending.state, None)
+        if self._by_owner.get(pending.owner) is pending:
+            del self._by_owner[pending.owner]
+
+    def _forget_expired(self) -> None:
+        now = time.monotonic()
+        for pending in [p for p in self._by_owner.values() if p.expires_at < now and not p.done.is_set()]:
+            self._drop(pending)
+
+
+def _page(status: int, title: str, text: str) -> HTMLResponse:
+    body = (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
+    )
+    return HTMLResponse(
+        body, status_code=status, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    )

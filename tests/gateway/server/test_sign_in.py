@@ -1,0 +1,261 @@
+"""A served tool that needs the user's sign-in: `request_credential` ⇄ URL-mode elicitation, over real HTTP.
+
+The loopback OAuth provider (`tests.support.oauth_provider`) approves every authorization request; the client's
+URL-elicitation handler follows the URL like a browser (redirects and all), which lands on the server's callback.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import types
+from mcp.client.context import ClientRequestContext
+from server_harness import DEADLINE, ERAS, Era, connect, http_server
+
+from gateway.server import ToolServer
+from gateway.tools import (
+    AuthConfig,
+    AuthCredential,
+    AuthCredentialTypes,
+    FunctionTool,
+    OAuth2,
+    OAuth2Auth,
+    OAuthFlowAuthorizationCode,
+    OAuthFlows,
+    ToolContext,
+)
+from tests.support.oauth_provider import OAuthProvider
+
+
+class CalendarApi:
+    """The tool and the API it calls: the API accepts the provider's live tokens, minus those it was told to reject."""
+
+    def __init__(self, provider: OAuthProvider) -> None:
+        self.provider = provider
+        self.client_id = ""
+        self.client_secret = ""
+        self.rejected: set[str] = set()
+        self.always_reject = False
+        self.runs = 0
+
+    def config(self) -> AuthConfig:
+        scheme = OAuth2(
+            flows=OAuthFlows(
+                authorizationCode=OAuthFlowAuthorizationCode(
+                    authorizationUrl=self.provider.authorization_endpoint,
+                    tokenUrl=self.provider.token_endpoint,
+                    scopes={"calendar.read": "Read your calendar"},
+                )
+            )
+        )
+        raw = AuthCredential(
+            auth_type=AuthCredentialTypes.OAUTH2,
+            oauth2=OAuth2Auth(client_id=self.client_id, client_secret=self.client_secret),
+        )
+        return AuthConfig(auth_scheme=scheme, raw_auth_credential=raw, credential_key="calendar")
+
+    def list_events(self, tool_context: ToolContext) -> dict[str, Any]:
+        """List the signed-in user's calendar events."""
+        self.runs += 1
+        config = self.config()
+        credential = tool_context.get_auth_response(config)
+        token = credential.oauth2.access_token if credential and credential.oauth2 else None
+        claims = self.provider.decode(token) if token else None
+        if token is None or claims is None or token in self.rejected or self.always_reject:
+            tool_context.request_credential(config)
+            return {"pending": "Waiting for the user to sign in."}
+        return {"user": claims["sub"], "scope": claims.get("scope"), "events": ["standup"]}
+
+
+class Browser:
+    """A URL-elicitation handler that opens the URL the way a browser would (following redirects)."""
+
+    def __init__(self, *, action: types.ElicitAction = "accept") -> None:
+        self.action = action
+        self.asked: list[types.ElicitRequestURLParams] = []
+        self.pages: list[httpx2.Response] = []
+        self.completed: list[str] = []
+
+    async def elicit(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        del context
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        self.asked.append(params)
+        if self.action == "accept":
+            self.pages.append(await open_url(params.url))
+        return types.ElicitResult(action=self.action)
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ElicitCompleteNotification):
+            self.completed.append(message.params.elicitation_id)
+
+
+async def open_url(url: str) -> httpx2.Response:
+    async with httpx2.AsyncClient(follow_redirects=True, timeout=DEADLINE) as http:
+        return await http.get(url)
+
+
+def new_key() -> str:
+    return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
+
+
+@asynccontextmanager
+async def signing_in_server(**options: Any) -> AsyncGenerator[tuple[str, CalendarApi, ToolServer]]:
+    """The provider, a server publishing `list_events` (with a credential key), and its client registered."""
+    async with OAuthProvider() as provider:
+        api = CalendarApi(provider)
+        server = ToolServer([FunctionTool(api.list_events)], credential_keys=[new_key()], **options)
+        async with http_server(server) as base_url:
+            client = provider.add_client(
+                redirect_uris=[f"{base_url}/oauth/callback"], grant_types=("authorization_code", "refresh_token")
+            )
+            api.client_id, api.client_secret = client.client_id, client.client_secret or ""
+            yield base_url, api, server
+
+
+async def call(base_url: str, era: Era, browser: Browser | None) -> types.CallToolResult:
+    options: dict[str, Any] = {}
+    if browser is not None:
+        options = {"elicitation_callback": browser.elicit, "message_handler": browser.on_message}
+    async with connect("http", era, base_url, **options) as client:
+        with anyio.fail_after(DEADLINE):
+            return await client.call_tool("list_events", {})
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_tool_that_requests_a_sign_in_completes_in_one_call_after_the_user_signs_in(era: Era) -> None:
+    async with signing_in_server() as (base_url, api, _server):
+        browser = Browser()
+        result = await call(base_url, era, browser)
+        assert not result.is_error, result
+        assert result.structured_content == {"user": "alice", "scope": "calendar.read", "events": ["standup"]}
+        assert len(browser.asked) == 1
+        asked = browser.asked[0]
+        assert asked.url.startswith(api.provider.authorization_endpoint + "?")
+        assert "code_challenge_method=S256" in asked.url
+        assert browser.pages[0].status_code == 200
+        assert "signed in" in browser.pages[0].text
+        if era == "legacy":
+            assert browser.completed == [asked.elicitation_id]
+        # Stored for the principal, not the session: a new session needs no sign-in.
+        again = Browser()
+        result = await call(base_url, era, again)
+        assert result.structured_content == {"user": "alice", "scope": "calendar.read", "events": ["standup"]}
+        assert again.asked == []
+
+
+@pytest.mark.anyio
+async def test_an_expired_access_token_is_refreshed_without_asking_the_user() -> None:
+    async with signing_in_server() as (base_url, api, _server):
+        api.provider.token_lifetime = 5  # inside the server's expiry margin: expired as soon as it is issued
+        await call(base_url, "legacy", Browser())
+        requests_before = api.provider.token_requests
+        browser = Browser()
+        result = await call(base_url, "modern", browser)
+        assert not result.is_error, result
+        assert browser.asked == []
+        assert api.provider.token_requests == requests_before + 1
+
+
+@pytest.mark.anyio
+async def test_a_revoked_refresh_token_leads_to_a_new_sign_in_not_a_loop() -> None:
+    async with signing_in_server() as (base_url, api, _server):
+        api.provider.token_lifetime = 5
+        await call(base_url, "legacy", Browser())
+        for refresh_token in list(api.provider.refresh_tokens):
+            api.provider.revoke(refresh_token)
+        browser = Browser()
+        result = await call(base_url, "legacy", browser)
+        assert not result.is_error, result
+        assert len(browser.asked) == 1
+
+
+@pytest.mark.anyio
+async def test_a_tool_that_rejects_every_credential_gets_one_sign_in_then_an_error() -> None:
+    async with signing_in_server() as (base_url, api, _server):
+        api.always_reject = True
+        browser = Browser()
+        result = await call(base_url, "legacy", browser)
+        assert result.is_error
+        assert "again right after the user signed in" in result.content[0].text  # type: ignore[union-attr]
+        assert len(browser.asked) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_client_without_url_elicitation_is_told_the_sign_in_url_and_the_next_call_works(era: Era) -> None:
+    async with signing_in_server() as (base_url, api, _server):
+        result = await call(base_url, era, None)
+        assert result.is_error
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert "Sign-in required" in text
+        url = text.rpartition(": ")[2]
+        assert url.startswith(api.provider.authorization_endpoint)
+        page = await open_url(url)
+        assert page.status_code == 200
+        result = await call(base_url, era, None)
+        assert result.structured_content == {"user": "alice", "scope": "calendar.read", "events": ["standup"]}
+
+
+@pytest.mark.anyio
+async def test_a_declined_sign_in_ends_the_call_with_an_error_and_stores_nothing() -> None:
+    async with signing_in_server() as (base_url, api, server):
+        result = await call(base_url, "legacy", Browser(action="decline"))
+        assert result.is_error
+        assert "declined" in result.content[0].text  # type: ignore[union-attr]
+        assert server.credentials is not None
+        assert await server.credentials.store.load_all("local") == {}
+        assert api.runs == 1
+
+
+@pytest.mark.anyio
+async def test_a_callback_with_a_wrong_replayed_or_missing_state_does_nothing_but_say_so() -> None:
+    async with signing_in_server() as (base_url, api, server):
+        landed: list[str] = []
+
+        class Recorder(Browser):
+            async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
+                assert isinstance(params, types.ElicitRequestURLParams)
+                async with httpx2.AsyncClient(timeout=DEADLINE) as http:
+                    redirect = (await http.get(params.url)).headers["location"]
+                    landed.append(redirect)
+                    forged = redirect.replace("state=", "state=x")
+                    assert (await http.get(forged)).status_code == 400
+                    assert (await http.get(f"{base_url}/oauth/callback?code=abc")).status_code == 400
+                    assert (await http.get(redirect)).status_code == 200
+                return await super().elicit(context, params)  # a second visit: a fresh code, the same state
+
+        browser = Recorder()
+        result = await call(base_url, "legacy", browser)
+        assert not result.is_error, result
+        assert browser.pages[0].status_code == 400
+        assert "already used or expired" in browser.pages[0].text
+        exchanges = api.provider.token_requests
+        async with httpx2.AsyncClient(timeout=DEADLINE) as http:
+            replay = await http.get(landed[0])
+        assert replay.status_code == 400
+        assert api.provider.token_requests == exchanges
+        assert server.credentials is not None
+        assert set(await server.credentials.store.load_all("local")) == {"calendar"}
+
+
+@pytest.mark.anyio
+async def test_without_a_credential_key_the_tool_gets_an_error_naming_the_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ADK_MCP_GATEWAY_CREDENTIAL_KEY", raising=False)
+    async with OAuthProvider() as provider:
+        api = CalendarApi(provider)
+        async with http_server(ToolServer([FunctionTool(api.list_events)])) as base_url:
+            result = await call(base_url, "legacy", Browser())
+    assert result.is_error
+    assert "ADK_MCP_GATEWAY_CREDENTIAL_KEY" in result.content[0].text  # type: ignore[union-attr]
