@@ -18,6 +18,7 @@ from google.adk.sessions import BaseSessionService, Session
 from google.adk.tools.tool_confirmation import ToolConfirmation as AdkToolConfirmation
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 
+from gateway.adk.auth import auth_config_from_adk, auth_credential_to_adk
 from gateway.tools import ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
 
 __all__ = [
@@ -54,15 +55,37 @@ def adk_readonly_context(context: ReadonlyContext | None, sessions: BaseSessionS
     return AdkReadonlyContext(_invocation(context, context.state, sessions))
 
 
+class _ServedToolContext(AdkToolContext):
+    """google-adk's `ToolContext` whose credential requests and answers go to our context (and so to our server).
+
+    ADK's own `request_credential` strips the OAuth2 client secret from what it records (in ADK it travels to the
+    client); served, the request stays in the server, which needs the secret to exchange the code.
+    """
+
+    def __init__(self, *args: Any, gateway_context: ToolContext, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gateway_context = gateway_context
+
+    def request_credential(self, auth_config: Any) -> None:
+        """Record the request on our context (see `gateway.tools.ToolContext.request_credential`)."""
+        self._gateway_context.request_credential(auth_config_from_adk(auth_config))
+
+    def get_auth_response(self, auth_config: Any) -> Any:
+        """The user's credential our server holds for `auth_config`, else what ADK finds in state."""
+        found = self._gateway_context.get_auth_response(auth_config_from_adk(auth_config))
+        return auth_credential_to_adk(found) if found is not None else super().get_auth_response(auth_config)
+
+
 def adk_tool_context(context: ToolContext, sessions: BaseSessionService, *, streaming: bool = False) -> AdkToolContext:
-    """A real google-adk `ToolContext` for one call: same session, state, call id and confirmation.
+    """A real google-adk `ToolContext` for one call: same session, state, call id, confirmation and credentials.
 
     `streaming` makes it a live (streaming) invocation, in which a google-adk `FunctionTool` over a generator
     function hands its generator back from `run_async` instead of running it as a workflow node.
     """
     confirmation = context.tool_confirmation
-    return AdkToolContext(
+    return _ServedToolContext(
         _invocation(context, context.state.to_dict(), sessions, streaming=streaming),
+        gateway_context=context,
         function_call_id=context.function_call_id,
         tool_confirmation=None
         if confirmation is None
@@ -73,10 +96,15 @@ def adk_tool_context(context: ToolContext, sessions: BaseSessionService, *, stre
 
 
 def settle_in_gateway(adk_context: AdkToolContext, context: ToolContext) -> None:
-    """Copy what an ADK tool asked for onto our context: state writes, confirmation requests, skip_summarization."""
+    """Copy what an ADK tool asked for onto our context: state writes, confirmation and credential requests,
+    skip_summarization."""
     actions = adk_context.actions
     for key, value in actions.state_delta.items():
         context.state[key] = value
+    for call_id, requested in actions.requested_auth_configs.items():
+        # Set on the actions directly rather than through `request_credential` (which ours records already).
+        if call_id not in context.actions.requested_auth_configs:
+            context.request_credential(auth_config_from_adk(requested))
     for request in actions.requested_tool_confirmations.values():
         context.request_confirmation(hint=request.hint, payload=request.payload)
     if actions.skip_summarization:

@@ -6,128 +6,18 @@ URL-elicitation handler follows the URL like a browser (redirects and all), whic
 
 from __future__ import annotations
 
-import base64
-import secrets
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from mcp import types
 from mcp.client.context import ClientRequestContext
-from server_harness import DEADLINE, ERAS, Era, connect, http_server
+from server_harness import DEADLINE, ERAS, Era, http_server
+from sign_in_harness import Browser, CalendarApi, call, open_url, signing_in_server
 
 from gateway.server import ToolServer
-from gateway.tools import (
-    AuthConfig,
-    AuthCredential,
-    AuthCredentialTypes,
-    FunctionTool,
-    OAuth2,
-    OAuth2Auth,
-    OAuthFlowAuthorizationCode,
-    OAuthFlows,
-    ToolContext,
-)
+from gateway.tools import FunctionTool
 from tests.support.oauth_provider import OAuthProvider
-
-
-class CalendarApi:
-    """The tool and the API it calls: the API accepts the provider's live tokens, minus those it was told to reject."""
-
-    def __init__(self, provider: OAuthProvider) -> None:
-        self.provider = provider
-        self.client_id = ""
-        self.client_secret = ""
-        self.rejected: set[str] = set()
-        self.always_reject = False
-        self.runs = 0
-
-    def config(self) -> AuthConfig:
-        scheme = OAuth2(
-            flows=OAuthFlows(
-                authorizationCode=OAuthFlowAuthorizationCode(
-                    authorizationUrl=self.provider.authorization_endpoint,
-                    tokenUrl=self.provider.token_endpoint,
-                    scopes={"calendar.read": "Read your calendar"},
-                )
-            )
-        )
-        raw = AuthCredential(
-            auth_type=AuthCredentialTypes.OAUTH2,
-            oauth2=OAuth2Auth(client_id=self.client_id, client_secret=self.client_secret),
-        )
-        return AuthConfig(auth_scheme=scheme, raw_auth_credential=raw, credential_key="calendar")
-
-    def list_events(self, tool_context: ToolContext) -> dict[str, Any]:
-        """List the signed-in user's calendar events."""
-        self.runs += 1
-        config = self.config()
-        credential = tool_context.get_auth_response(config)
-        token = credential.oauth2.access_token if credential and credential.oauth2 else None
-        claims = self.provider.decode(token) if token else None
-        if token is None or claims is None or token in self.rejected or self.always_reject:
-            tool_context.request_credential(config)
-            return {"pending": "Waiting for the user to sign in."}
-        return {"user": claims["sub"], "scope": claims.get("scope"), "events": ["standup"]}
-
-
-class Browser:
-    """A URL-elicitation handler that opens the URL the way a browser would (following redirects)."""
-
-    def __init__(self, *, action: types.ElicitAction = "accept") -> None:
-        self.action = action
-        self.asked: list[types.ElicitRequestURLParams] = []
-        self.pages: list[httpx2.Response] = []
-        self.completed: list[str] = []
-
-    async def elicit(
-        self, context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult | types.ErrorData:
-        del context
-        assert isinstance(params, types.ElicitRequestURLParams), params
-        self.asked.append(params)
-        if self.action == "accept":
-            self.pages.append(await open_url(params.url))
-        return types.ElicitResult(action=self.action)
-
-    async def on_message(self, message: Any) -> None:
-        if isinstance(message, types.ElicitCompleteNotification):
-            self.completed.append(message.params.elicitation_id)
-
-
-async def open_url(url: str) -> httpx2.Response:
-    async with httpx2.AsyncClient(follow_redirects=True, timeout=DEADLINE) as http:
-        return await http.get(url)
-
-
-def new_key() -> str:
-    return base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
-
-
-@asynccontextmanager
-async def signing_in_server(**options: Any) -> AsyncGenerator[tuple[str, CalendarApi, ToolServer]]:
-    """The provider, a server publishing `list_events` (with a credential key), and its client registered."""
-    async with OAuthProvider() as provider:
-        api = CalendarApi(provider)
-        server = ToolServer([FunctionTool(api.list_events)], credential_keys=[new_key()], **options)
-        async with http_server(server) as base_url:
-            client = provider.add_client(
-                redirect_uris=[f"{base_url}/oauth/callback"], grant_types=("authorization_code", "refresh_token")
-            )
-            api.client_id, api.client_secret = client.client_id, client.client_secret or ""
-            yield base_url, api, server
-
-
-async def call(base_url: str, era: Era, browser: Browser | None) -> types.CallToolResult:
-    options: dict[str, Any] = {}
-    if browser is not None:
-        options = {"elicitation_callback": browser.elicit, "message_handler": browser.on_message}
-    async with connect("http", era, base_url, **options) as client:
-        with anyio.fail_after(DEADLINE):
-            return await client.call_tool("list_events", {})
 
 
 @pytest.mark.anyio
@@ -259,3 +149,34 @@ async def test_without_a_credential_key_the_tool_gets_an_error_naming_the_settin
             result = await call(base_url, "legacy", Browser())
     assert result.is_error
     assert "ADK_MCP_GATEWAY_CREDENTIAL_KEY" in result.content[0].text  # type: ignore[union-attr]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_google_adk_tool_asking_with_adks_own_auth_config_signs_the_user_in_too(era: Era) -> None:
+    from google.adk.tools import FunctionTool as AdkFunctionTool
+    from google.adk.tools.tool_context import ToolContext as AdkToolContext
+
+    from gateway.adk import from_adk
+    from gateway.adk.auth import auth_config_to_adk
+
+    def adk_tool(api: CalendarApi) -> Any:
+        def list_adk_events(tool_context: AdkToolContext) -> dict[str, Any]:
+            """List the signed-in user's calendar events (a google-adk tool)."""
+            config = auth_config_to_adk(api.config())
+            credential = tool_context.get_auth_response(config)
+            token = credential.oauth2.access_token if credential and credential.oauth2 else None
+            claims = api.provider.decode(token) if token else None
+            if claims is None:
+                tool_context.request_credential(config)
+                return {"pending": "Waiting for the user to sign in."}
+            return {"user": claims["sub"]}
+
+        return from_adk(AdkFunctionTool(list_adk_events))
+
+    async with signing_in_server(adk_tool) as (base_url, _api, _server):
+        browser = Browser()
+        result = await call(base_url, era, browser, tool="list_adk_events")
+        assert not result.is_error, result
+        assert result.structured_content == {"user": "alice"}
+        assert len(browser.asked) == 1
