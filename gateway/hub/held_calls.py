@@ -10,11 +10,17 @@ question and waits for the next question or the result.
 
 A held call belongs to the session that started it; another session cannot resume it. One whose client does not
 come back within `ttl` seconds is cancelled (the upstream's question is declined).
+
+A held call lives in the process that started it: with several replicas or workers behind one endpoint, each of
+its rounds must reach that process. Its id starts with the process's replica id, so a round that reaches another
+replica fails at once with a retryable error (`HELD_ELSEWHERE`, `data.retryable`) instead of waiting for a call
+that is not there; sent again, it may reach the right one (a balancer with affinity makes sure it does).
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
@@ -28,12 +34,15 @@ from gateway.errors import ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
 from gateway.tools.context import InputRequired
 
-__all__ = ["HELD_CALL_TTL", "HeldCall", "HeldCalls"]
+__all__ = ["HELD_CALL_TTL", "HELD_ELSEWHERE", "HeldCall", "HeldCalls"]
 
 logger = logging.getLogger(__name__)
 
 HELD_CALL_TTL: Final = 600.0
 """Seconds a held call waits for its client's next round before it is cancelled."""
+
+HELD_ELSEWHERE: Final = -32000
+"""The JSON-RPC error code of a round that reached a replica other than the one holding its call (retryable)."""
 
 Run = Callable[[], Awaitable[types.CallToolResult]]
 _CANCELLED: Final = types.CallToolResult(content=[types.TextContent(text="The call was cancelled.")], is_error=True)
@@ -100,6 +109,8 @@ class HeldCalls:
 
     def __init__(self, ttl: float = HELD_CALL_TTL) -> None:
         self.ttl = ttl
+        self.replica = secrets.token_hex(4)
+        """This process's part of every held call id: a round elsewhere can tell that the call is not gone."""
         self._calls: dict[str, HeldCall] = {}
         self._task_group: anyio.abc.TaskGroup | None = None
 
@@ -124,7 +135,7 @@ class HeldCalls:
         """
         if self._task_group is None:
             raise ServiceNotConfiguredError("Held calls need a running server (use the ToolServer as a context).")
-        held = HeldCall(uuid.uuid4().hex, owner, self.ttl, features)
+        held = HeldCall(f"{self.replica}-{uuid.uuid4().hex}", owner, self.ttl, features)
         features.suspend = held.suspend
         self._calls[held.call_id] = held
 
@@ -148,10 +159,23 @@ class HeldCalls:
         """A client's next round of the held call its `requestState` names: deliver the answer, wait for more.
 
         Raises:
-            MCPError: no such call in this session (it ended, expired, or belongs to another session), or the
-                round does not answer the question the call waits on.
+            MCPError: the call is held by another replica (`HELD_ELSEWHERE`, retryable); no such call in this
+                session (it ended, expired, or belongs to another session); or the round does not answer the
+                question the call waits on.
         """
-        held = self._calls.get(round_features.held_call or "")
+        call_id = round_features.held_call or ""
+        held = self._calls.get(call_id)
+        holder, separator, _ = call_id.partition("-")
+        if held is None and separator and holder != self.replica:
+            raise MCPError(
+                code=HELD_ELSEWHERE,
+                message=(
+                    f"This round continues an upstream call held open by another gateway replica ({holder}), not "
+                    f"this one ({self.replica}); send the same round again so that it reaches that replica (route "
+                    "a client's requests to one replica to avoid this), or call the tool again if it is gone."
+                ),
+                data={"retryable": True, "heldBy": holder, "replica": self.replica},
+            )
         if held is None or held.owner != owner:
             raise MCPError(
                 code=types.INVALID_PARAMS,

@@ -28,9 +28,12 @@ from hub_harness import (
 from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
-from gateway.hub import Hub
+from gateway import hub
+from gateway.config import load_config
+from gateway.hub import Hub, gateway_tools
 from gateway.hub.held_calls import HeldCalls
 from gateway.server import ToolServer
+from gateway.state import InMemoryStateStore
 
 pytestmark = pytest.mark.anyio
 
@@ -166,3 +169,53 @@ async def test_a_held_call_whose_client_never_returns_is_abandoned(tmp_path: Pat
                 )
             # The upstream session that carried the abandoned call still works.
             assert text_of(await client.call_tool("n_roots_changes", {})) == "0"
+
+
+async def test_a_held_calls_round_that_reaches_another_replica_fails_at_once_and_can_be_sent_again(
+    tmp_path: Path,
+) -> None:
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    loaded = load_config(config)
+    keys = ["replicas-share-this-sealing-key-0123456789"]
+
+    def replica() -> ToolServer:
+        return hub.gateway_server(
+            gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore(), request_state_keys=keys
+        )
+
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_http(replica()) as holding_url,
+            serving_http(replica()) as other_url,
+            # The callbacks advertise elicitation; the rounds below are sent by hand.
+            connect(holding_url, "auto", **Downstream(name="Ada").callbacks()) as on_holding,
+            connect(other_url, "auto", **Downstream(name="Ada").callbacks()) as on_other,
+        ):
+            first = await on_holding.session.call_tool("n_ask_name", {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult)
+            assert first.input_requests is not None
+            (key,) = first.input_requests
+            round_two: dict[str, Any] = {
+                "input_responses": {key: NAME_ANSWER},
+                "request_state": first.request_state,
+                "allow_input_required": True,
+            }
+            with pytest.raises(MCPError) as refused:
+                await on_other.session.call_tool("n_ask_name", {}, **round_two)
+            assert "another gateway replica" in refused.value.message
+            assert isinstance(refused.value.error.data, dict)
+            assert refused.value.error.data["retryable"] is True
+            # The same round, sent again to the replica holding the call, continues it.
+            second = await on_holding.session.call_tool("n_ask_name", {}, **round_two)
+            assert isinstance(second, types.InputRequiredResult)
+            assert second.input_requests is not None
+            (next_key,) = second.input_requests
+            done = await on_holding.session.call_tool(
+                "n_ask_name",
+                {},
+                input_responses={next_key: NAME_ANSWER},
+                request_state=second.request_state,
+                allow_input_required=True,
+            )
+    assert isinstance(done, types.CallToolResult)
+    assert text_of(done) == "accept:Ada accept:Ada"
