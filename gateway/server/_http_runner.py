@@ -149,7 +149,7 @@ def timed_protocol(timeouts: RequestTimeouts) -> type[H11Protocol]:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """A socket bound to `host:port`, bound here because uvicorn exits the process when it cannot bind.
+    """A socket bound to `host:port` and listening, bound here because uvicorn exits the process when it cannot bind.
 
     Raises:
         ConfigError: the address cannot be bound (the port is taken, the host is not an interface of this
@@ -165,6 +165,8 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+        # Listening from here on, so connections made as soon as "Serving ..." is logged wait in the backlog.
+        sock.listen(socket.SOMAXCONN)
     except OSError as exc:
         sock.close()
         raise ConfigError(

@@ -43,6 +43,8 @@ class CatalogEntry:
     tool: BaseTool
     mcp_tool: types.Tool
     source: str
+    upstream: str | None = None
+    """The config key of the gateway upstream that publishes the tool (None for local tools)."""
 
 
 _Listing = list[BaseTool] | UpstreamUnavailableError
@@ -76,6 +78,7 @@ class ToolCatalog:
         self._items: list[BaseTool | BaseToolset] = [as_tool(item) for item in items]
         self._describe = describe
         self._sources = [_source_name(item) for item in self._items]
+        self._upstreams: list[str | None] = [getattr(item, "key", None) for item in self._items]
         # Per tool object: the name it was published under and its MCP description (converting schemas is the
         # costly part of a listing). Per resolution without a name collision: the tool objects each source gave,
         # and the entries made.
@@ -179,7 +182,7 @@ class ToolCatalog:
             # Ownership moves only when the owner listed without the name (not while it is unavailable).
             if owner is None or (all(c[0] != owner for c in candidates) and isinstance(listings[owner], list)):
                 self._owners[name] = index
-            entries[name] = CatalogEntry(tool, mcp_tool, self._sources[index])
+            entries[name] = CatalogEntry(tool, mcp_tool, self._sources[index], self._upstreams[index])
             for other, _, _ in candidates:
                 if other != index:
                     withheld.setdefault(other, {})[name] = self._sources[index]
@@ -252,7 +255,9 @@ class ToolCatalog:
         for tool in listing:
             if tool.name == name:
                 mcp_tool = self._mcp_tool(tool)
-                return None if mcp_tool is None else CatalogEntry(tool, mcp_tool, self._sources[index])
+                if mcp_tool is None:
+                    return None
+                return CatalogEntry(tool, mcp_tool, self._sources[index], self._upstreams[index])
         return None
 
     async def aclose(self) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "SESSION_META_KEY",
     "CallIdentity",
     "connection_id",
+    "connection_session_key",
     "identify",
 ]
 
@@ -53,6 +54,11 @@ ANONYMOUS_SESSION: Final = "anonymous"
 
 connection_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("adk_mcp_gateway_connection", default=None)
 """Set around each stdio or SSE connection's serving loop; handler tasks inherit it."""
+
+
+def connection_session_key(connection: str) -> str:
+    """The session key of every request on one stdio or SSE connection (the `connection_id` it runs under)."""
+    return f"connection:{connection}"
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ def identify(ctx: ServerRequestContext[Any, Any], *, call: bool = False, carried
             return CallIdentity(principal, f"http:{session_id}")
     connection = connection_id.get()
     if connection is not None:
-        return CallIdentity(principal, f"connection:{connection}")
+        return CallIdentity(principal, connection_session_key(connection))
     if token is not None:
         return CallIdentity(principal, f"principal:{principal}")
     if not call:

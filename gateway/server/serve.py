@@ -122,7 +122,12 @@ async def serve_async(
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
     )
     server = GracefulServer(config, tool_server)
-    logger.info("Serving %s over HTTP on http://%s:%s/mcp (SSE: /sse)", tool_server.name, *sock.getsockname()[:2])
+    bound_host, bound_port = sock.getsockname()[:2]
+    where = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}"
+    # Said once the socket listens (a client may connect at once), with the port bound (`--port 0` picks one).
+    logger.info(
+        "Serving %s on %s/mcp (streamable HTTP) and %s/sse (SSE); Ctrl-C stops.", tool_server.name, where, where
+    )
     await run_http(server, [sock])
 
 

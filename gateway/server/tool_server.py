@@ -29,6 +29,7 @@ from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCr
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.pagination import page_of
+from gateway.server.request_log import RequestLine
 from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.sign_in import SignIns
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
@@ -327,12 +328,15 @@ class ToolServer:
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._active_calls += 1
         try:
-            return await self._call_tool(ctx, params)
+            with RequestLine("tools/call", params.name) as line:
+                result = await self._call_tool(ctx, params, line)
+                line.finished(result)
+                return result
         finally:
             self._active_calls -= 1
 
     async def _call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, line: RequestLine
     ) -> types.CallToolResult | types.InputRequiredResult:
         earlier = RoundState.parse(params.request_state)
         identity = identify(ctx, call=True, carried=None if earlier.session is None else earlier.session.session_key)
@@ -344,6 +348,7 @@ class ToolServer:
         try:
             # Only the source of this tool is asked: another source's hang or failure is not this call's.
             entry = await self.catalog.find(params.name, readonly)
+            line.upstream = entry.upstream
         except UpstreamUnavailableError as exc:
             return error_result(str(exc))
         except ToolNotFoundError:

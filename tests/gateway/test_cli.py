@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,3 +63,107 @@ def test_call_finds_a_bare_upstream_command_beside_the_interpreter_when_path_lac
     done = _run("call", "examples/gateway.json", "time_get_current_time", "--args", '{"timezone": "UTC"}', env=env)
     assert done.returncode == 0, done.stderr
     assert '"timezone": "UTC"' in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-v", "tools", "--tools", "examples/functions.py"],
+        ["tools", "--tools", "examples/functions.py", "-v"],
+        ["tools", "--log-level", "debug", "--tools", "examples/functions.py"],
+        ["--log-level", "DEBUG", "tools", "--tools", "examples/functions.py"],
+    ],
+)
+def test_logging_flags_work_before_or_after_the_subcommand(args: list[str]) -> None:
+    done = _run(*args)
+    assert done.returncode == 0, done.stderr
+    assert "DEBUG" in done.stderr
+    assert done.stdout.startswith("NAME")
+
+
+def test_the_log_level_comes_from_the_environment() -> None:
+    quiet = _run("tools", "--tools", "examples/functions.py")
+    loud = _run("tools", "--tools", "examples/functions.py", env={**os.environ, "ADK_MCP_GATEWAY_LOG_LEVEL": "debug"})
+    assert "DEBUG" not in quiet.stderr
+    assert "DEBUG" in loud.stderr
+
+
+def test_json_logs_are_one_object_per_line() -> None:
+    done = _run("tools", "--tools", "examples/functions.py", "-v", "--log-format", "json")
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in done.stderr.splitlines()]
+    assert records
+    assert all({"time", "level", "logger", "message"} <= set(record) for record in records)
+
+
+def test_a_bad_port_in_the_environment_is_a_usage_error_naming_the_variable() -> None:
+    done = _run("serve", "--tools", "examples/functions.py", env={**os.environ, "ADK_MCP_GATEWAY_PORT": "eighty"})
+    assert done.returncode == 2
+    assert "ADK_MCP_GATEWAY_PORT" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_serving_is_announced_only_once_the_port_is_bound(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run(
+            "serve", "--tools", "examples/functions.py", "--transport", "http", "--state", str(tmp_path / "s.db"),
+            env={**os.environ, "ADK_MCP_GATEWAY_PORT": str(port)},
+        )  # fmt: skip
+    assert done.returncode == 2
+    assert f"127.0.0.1:{port}" in done.stderr
+    assert "Serving" not in done.stderr
+
+
+def test_serve_takes_host_and_port_from_the_environment_and_says_where_it_listens(tmp_path: Path) -> None:
+    env = {**os.environ, "ADK_MCP_GATEWAY_HOST": "127.0.0.1", "ADK_MCP_GATEWAY_PORT": "0"}
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", "examples/functions.py"]
+    command += ["--transport", "http", "--state", str(tmp_path / "s.db")]
+    with subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stderr is not None
+            line = ""
+            for _ in range(20):
+                line = process.stderr.readline()
+                if "Serving" in line or not line:
+                    break
+            assert "Serving" in line, line
+            port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
+            assert port != 0
+            with socket.create_connection(("127.0.0.1", port), timeout=10):
+                pass
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_the_license_file_is_the_one_pyproject_names() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'license = "Apache-2.0"' in pyproject
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text
+    assert "Version 2.0, January 2004" in text
+
+
+def test_call_with_tools_and_no_config_takes_key_value_arguments_typed_by_the_schema() -> None:
+    done = _run("call", "--tools", "examples/functions.py", "days_between", "start=2024-01-01", "end=2024-03-01")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"result": 60}
+    counted = _run("call", "--tools", "examples/functions.py", "convert_temperature", "value=100", "to=fahrenheit")
+    assert counted.returncode == 0, counted.stderr
+    assert json.loads(counted.stdout) == {"value": 212.0, "unit": "fahrenheit"}
+    wrong = _run("call", "--tools", "examples/functions.py", "convert_temperature", "value=1", "to=kelvin")
+    assert wrong.returncode == 2
+    assert 'to=\'kelvin\': expected one of "celsius", "fahrenheit"' in wrong.stderr
+
+
+def test_a_key_value_the_schema_cannot_take_is_a_usage_error_naming_it() -> None:
+    done = _run("call", "--tools", "examples/functions.py", "convert_temperature", "value=hot")
+    assert done.returncode == 2
+    assert "value='hot': expected number" in done.stderr
+    unknown = _run("call", "--tools", "examples/functions.py", "convert_temperature", "valu=1")
+    assert unknown.returncode == 2
+    assert "no argument 'valu'" in unknown.stderr
+    assert "Traceback" not in done.stderr + unknown.stderr

@@ -169,3 +169,11 @@ async def test_a_missing_environment_variable_exits_2_naming_it_and_the_key(tmp_
         in done.stderr
     )
     assert "Traceback" not in done.stderr
+
+
+async def test_check_lists_disabled_upstreams_and_warns_when_there_is_nothing_to_serve(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"notes": {"url": "http://127.0.0.1:9/mcp", "disabled": True}})
+    done = await cli("check", str(config))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  off   notes: disabled" in done.stdout
+    assert "  WARN  nothing to serve" in done.stdout

@@ -1,0 +1,59 @@
+"""`adk-mcp-gateway check`: validate a config, start each upstream, and report what works."""
+
+from __future__ import annotations
+
+from gateway.errors import GatewayError
+
+__all__ = ["check"]
+
+
+async def check(config_path: str) -> int:
+    """Print one line per upstream (ok, FAIL, off) and per problem; returns 1 if anything fails, else 0."""
+    from gateway.config import load_config
+    from gateway.hub import UpstreamToolset, gateway_tools
+    from gateway.hub.name_check import local_tool_names
+
+    config = load_config(config_path)
+    items = gateway_tools(config)
+    enabled = config.enabled_servers()
+    print(f"config {config_path}: valid ({len(enabled)} upstreams, {len(config.tools)} tool refs)")
+    if config.ignored_keys:
+        print(f"  note  ignored top-level keys (not the gateway's): {', '.join(config.ignored_keys)}")
+    failures = 0
+    published: list[tuple[str, str]] = []
+    for item in items:
+        if not isinstance(item, UpstreamToolset):
+            continue
+        try:
+            async with item:
+                # `list_mcp_tools` raises for an upstream that does not work; `get_tools` would leave it out.
+                await item.list_mcp_tools()
+                tools = await item.get_tools_with_prefix()
+                session = await item.session()
+                print(f"  ok    {item.key}: {len(tools)} tools, protocol {session.client.protocol_version}")
+                published.extend((tool.name, item.source_name) for tool in tools)
+        except GatewayError as exc:
+            failures += 1
+            print(f"  FAIL  {item.key}: {exc}")
+    for key in config.mcp_servers:
+        if key not in enabled:
+            print(f'  off   {key}: disabled (not started; remove "disabled" to serve it)')
+    local = await local_tool_names([item for item in items if not isinstance(item, UpstreamToolset)])
+    print(f"  ok    local tools: {len(local)}")
+    published.extend((name, "local") for name in local)
+    if not enabled and not local:
+        print("  WARN  nothing to serve: no enabled upstream in mcpServers and no local tools (tools).")
+    failures += _report_name_conflicts(published)
+    return 1 if failures else 0
+
+
+def _report_name_conflicts(published: list[tuple[str, str]]) -> int:
+    """Print one FAIL line per tool name that two sources publish; returns how many there are."""
+    from gateway.hub.name_check import CONFLICT_FIX, name_conflicts
+
+    conflicts = name_conflicts(published)
+    for name, where in conflicts.items():
+        print(
+            f"  FAIL  names: {name!r} is published by {' and '.join(where)}, so serve refuses to start. " + CONFLICT_FIX
+        )
+    return len(conflicts)

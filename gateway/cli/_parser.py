@@ -1,0 +1,210 @@
+"""The command line's arguments: `serve`, `tools`, `call`, `check`, and logging flags accepted anywhere."""
+
+from __future__ import annotations
+
+import argparse
+from importlib.metadata import version
+from typing import Any, Final
+
+from gateway.cli._logs import LEVELS, LOG_FORMAT_ENV, LOG_LEVEL_ENV
+
+__all__ = ["HOST_ENV", "PORT_ENV", "parser"]
+
+HOST_ENV: Final = "ADK_MCP_GATEWAY_HOST"
+PORT_ENV: Final = "ADK_MCP_GATEWAY_PORT"
+
+_EPILOG = f"""\
+CONFIG is a JSON file in Claude Desktop's format ({{"mcpServers": {{...}}}}) plus gateway options; see README.
+Tool references (--tools): 'package.module:attr' (a function, tool, toolset or list of them), 'package.module' or
+'path/to/file.py' (its __all__, else its public functions).
+
+environment: {HOST_ENV}, {PORT_ENV} (serve --host/--port), {LOG_LEVEL_ENV} ({"|".join(LEVELS)}),
+{LOG_FORMAT_ENV} (text|json), ADK_MCP_GATEWAY_STATE (serve --state), ADK_MCP_GATEWAY_TOKENS (serve --auth-token).
+
+examples:
+  adk-mcp-gateway serve examples/gateway.json                    # stdio, for Claude Desktop
+  adk-mcp-gateway serve examples/gateway.json --transport http   # http://127.0.0.1:8000/mcp and /sse
+  adk-mcp-gateway serve --tools my_tools.py                      # just local functions
+  adk-mcp-gateway serve --agent my_agent:root_agent              # a google-adk agent as one tool
+  adk-mcp-gateway tools examples/gateway.json                    # the merged catalog
+  adk-mcp-gateway call examples/gateway.json time_get_current_time timezone=UTC
+  adk-mcp-gateway call --tools examples/functions.py days_between start=2024-01-01 end=2024-03-01
+  adk-mcp-gateway check examples/gateway.json                    # is every upstream reachable?
+  adk-mcp-gateway login gateway.json docs                        # sign in once to an upstream's OAuth
+"""
+
+
+def _logging_flags() -> argparse.ArgumentParser:
+    """The flags every command takes, before or after its name (absent from the result unless given)."""
+    flags = argparse.ArgumentParser(add_help=False)
+    group = flags.add_argument_group("logging (before or after the command)")
+    group.add_argument(
+        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="log debug details and tracebacks"
+    )
+    group.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=LEVELS,
+        default=argparse.SUPPRESS,
+        help=f"log this much to stderr (default: ${LOG_LEVEL_ENV}, else info for serve and warning otherwise)",
+    )
+    group.add_argument(
+        "--log-format",
+        type=str.lower,
+        choices=("text", "json"),
+        default=argparse.SUPPRESS,
+        help=f"text lines, or one JSON object per line (default: ${LOG_FORMAT_ENV}, else text)",
+    )
+    return flags
+
+
+def _add_sources(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tools", dest="references", action="append", default=[], metavar="REF", help="local tools (repeatable)"
+    )
+    parser.add_argument(
+        "--agent",
+        dest="agents",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="a google-adk agent, published as one tool taking a `request` (repeatable; needs the adk extra)",
+    )
+
+
+def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
+    """Add `serve` to `commands` (argparse's subparsers action, whose type is private)."""
+    serve = commands.add_parser(
+        "serve",
+        parents=[flags],
+        help="run the gateway (or just local tools) as an MCP server over stdio, SSE or streamable HTTP",
+        description="Serve the config's upstreams and local tools, and/or --tools, as one MCP server. stdio is "
+        "what Claude Desktop starts; 'http' serves streamable HTTP at /mcp and SSE at /sse on the same port.",
+    )
+    serve.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
+    _add_sources(serve)
+    serve.add_argument("--transport", choices=["stdio", "sse", "http"], default="stdio")
+    serve.add_argument("--host", help=f"interface to bind (default: ${HOST_ENV}, else 127.0.0.1)")
+    serve.add_argument("--port", type=int, help=f"TCP port, 0 for any free one (default: ${PORT_ENV}, else 8000)")
+    serve.add_argument("--name", help="server name shown to clients (default: the config's, or adk-mcp-gateway)")
+    serve.add_argument(
+        "--state",
+        metavar="PATH|URL",
+        help="where session/user/app state lives: a SQLite file, or redis://HOST:PORT/DB to share it between "
+        'replicas (default: $ADK_MCP_GATEWAY_STATE, the config\'s "state", '
+        "~/.local/state/adk-mcp-gateway/state.db)",
+    )
+    serve.add_argument(
+        "--auth-token",
+        action="append",
+        default=[],
+        metavar="[USER=]TOKEN",
+        help="require this bearer token over HTTP (repeatable; default: $ADK_MCP_GATEWAY_TOKENS)",
+    )
+    serve.add_argument(
+        "--allow-host", action="append", default=[], metavar="HOST", help="accept this Host/Origin besides loopback"
+    )
+    serve.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time a client may take to send a request's headers over HTTP (default: 10)",
+    )
+    serve.add_argument(
+        "--body-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="time a client may take to send a request's body once its headers are in (default: 60)",
+    )
+    serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
+    serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
+    serve.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        metavar="N",
+        help="open HTTP sessions + SSE connections per principal, or per address when anonymous "
+        "(default: 100); one more gets HTTP 429",
+    )
+    serve.add_argument(
+        "--session-retention",
+        type=float,
+        metavar="SECONDS",
+        help="keep the state of sessions that never end explicitly (_meta session keys) this long after their "
+        "last write (default: 30 days)",
+    )
+
+
+def _add_call(commands: Any, flags: argparse.ArgumentParser) -> None:
+    call = commands.add_parser(
+        "call",
+        parents=[flags],
+        help="call one tool and print its result",
+        description="Call one tool, starting only the upstream that owns it, and print the result as JSON. "
+        "Progress goes to stderr; a tool that asks the user (elicitation) asks on the terminal. Exits 1 when the "
+        "tool reports an error.",
+        usage="%(prog)s [CONFIG] TOOL [KEY=VALUE ...] [--args JSON] [--tools REF] [--yes]",
+    )
+    call.add_argument(
+        "words",
+        nargs="+",
+        metavar="[CONFIG] TOOL [KEY=VALUE ...]",
+        help="the config (omit it with --tools/--agent), the tool's name as `tools` lists it, and its arguments as "
+        "key=value (converted to the types the tool's schema asks for; a JSON value for lists and objects)",
+    )
+    _add_sources(call)
+    call.add_argument("--args", metavar="JSON", help="the arguments as a JSON object, e.g. '{\"a\": 1}'")
+    call.add_argument("--yes", action="store_true", help="approve a confirmation without asking")
+    call.add_argument(
+        "--sample-with",
+        metavar="COMMAND",
+        help="answer a tool's sampling request (an LLM completion) by running COMMAND with the conversation on "
+        "its stdin and taking its stdout as the reply (default: refuse sampling)",
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `adk-mcp-gateway` argument parser."""
+    flags = _logging_flags()
+    main = argparse.ArgumentParser(
+        prog="adk-mcp-gateway",
+        description="An MCP gateway: serve Python tools and upstream MCP servers behind one MCP endpoint.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[flags],
+    )
+    main.add_argument("--version", action="version", version=f"%(prog)s {version('adk-mcp-gateway')}")
+    commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_serve(commands, flags)
+    tools = commands.add_parser(
+        "tools",
+        parents=[flags],
+        help="print the merged tool catalog (name, arguments, source, description)",
+        description="Connect to every upstream of CONFIG, load the local tools, and print what a client would see.",
+    )
+    tools.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
+    _add_sources(tools)
+    tools.add_argument("--json", action="store_true", help="print the tools/list result as JSON instead")
+    _add_call(commands, flags)
+    check = commands.add_parser(
+        "check",
+        parents=[flags],
+        help="validate CONFIG and connect to each upstream, reporting what works",
+        description="Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
+    )
+    check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+
+    login = commands.add_parser(
+        "login",
+        parents=[flags],
+        help='sign in once to an upstream that needs a user login ("auth": {"type": "oauth"})',
+        description="Print the upstream's sign-in URL (and open a browser), wait for the redirect on 127.0.0.1, "
+        "and store the tokens (mode 0600, in $ADK_MCP_GATEWAY_TOKEN_DIR or the user's data directory); the gateway "
+        "renews them from then on.",
+    )
+    login.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+    login.add_argument("upstream", metavar="UPSTREAM", help="the upstream's key in mcpServers")
+    login.add_argument("--no-browser", action="store_true", help="only print the URL")
+    login.add_argument("--port", type=int, default=None, help="the redirect listener's port (default: any)")
+    return main

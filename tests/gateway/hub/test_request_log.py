@@ -1,0 +1,52 @@
+"""One info-level log line per tool call: method, tool, upstream, duration and outcome."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from hub_harness import DEADLINE, LOCAL_TOOLS, gateway_server, upstream_http, write_config
+from mcp import Client, MCPError
+
+pytestmark = pytest.mark.anyio
+
+LOGGER = "gateway.server.request_log"
+
+
+def request_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, object]]:
+    """The request log records, as their structured fields."""
+    fields = ("method", "tool", "upstream", "duration_ms", "outcome")
+    return [
+        {name: getattr(record, name) for name in fields}
+        for record in caplog.records
+        if record.name == LOGGER and record.levelname == "INFO"
+    ]
+
+
+async def test_each_call_logs_one_line_with_its_tool_upstream_duration_and_outcome(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger=LOGGER)
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"notes": {"url": url}}, tools=[LOCAL_TOOLS])
+        with anyio.fail_after(DEADLINE):
+            async with gateway_server(config) as server, Client(server.server, mode="legacy") as client:
+                await client.call_tool("notes_echo", {"text": "hi"})
+                await client.call_tool("notes_echo", {"text": 5})
+                await client.call_tool("shout", {"text": "hi"})
+                with pytest.raises(MCPError):
+                    await client.call_tool("nope", {})
+    # The upstream is our server mode in this process: its own lines (tool `echo`) are not the gateway's.
+    lines = [line for line in request_lines(caplog) if line["tool"] != "echo"]
+    assert [(line["tool"], line["upstream"], line["outcome"]) for line in lines] == [
+        ("notes_echo", "notes", "ok"),
+        ("notes_echo", "notes", "error"),
+        ("shout", None, "ok"),
+        ("nope", None, "unknown tool"),
+    ]
+    assert all(line["method"] == "tools/call" for line in lines)
+    assert all(isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0 for line in lines)
+    message = next(r.getMessage() for r in caplog.records if r.name == LOGGER and "notes_echo" in r.getMessage())
+    assert message.startswith("tools/call notes_echo upstream=notes ")
+    assert message.endswith(" ok")
