@@ -9,7 +9,8 @@ from mcp import MCPError, types
 
 from adapters import FunctionDeclaration, mcp_result_to_response, mcp_tool_to_declaration
 from adapters.meta_keys import LONG_RUNNING_META_KEY
-from gateway.errors import UpstreamUnavailableError
+from gateway.client.credentials.adk_scheme import SignInRequired
+from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import BaseTool, ToolContext
 from gateway.tools.function_tool import (
     CONFIRMATION_REJECTED,
@@ -19,7 +20,10 @@ from gateway.tools.function_tool import (
     confirmation_hint,
 )
 
-__all__ = ["McpTool", "ToolCaller"]
+__all__ = ["PENDING_USER_AUTHORIZATION", "McpTool", "ToolCaller"]
+
+PENDING_USER_AUTHORIZATION = "Pending User Authorization."
+"""What a call answers while the user's sign-in is requested (ADK's `BaseAuthenticatedTool` says the same)."""
 
 logger = logging.getLogger(__name__)
 
@@ -98,7 +102,11 @@ class McpTool(BaseTool):
         refusal = await self._refusal(args, tool_context)
         if refusal is not None:
             return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
-        return await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+        try:
+            return await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+        except SignInRequired as exc:
+            text = _request_sign_in(exc, tool_context)
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure).
@@ -115,10 +123,22 @@ class McpTool(BaseTool):
             result = await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
         except MCPError as exc:
             return {"error": f"MCP tool execution failed: {exc}"}
-        except UpstreamUnavailableError as exc:
+        except SignInRequired as exc:
+            text = _request_sign_in(exc, tool_context)
+            return {"error": text} if text != PENDING_USER_AUTHORIZATION else {"result": text}
+        except (UpstreamUnavailableError, CredentialError) as exc:
             return {"error": str(exc)}
         except Exception as exc:
             # The boundary to the model: whatever else went wrong becomes ADK's error dict, as in ADK.
             logger.exception("Calling the upstream tool %r failed", self._mcp_tool.name)
             return {"error": f"Unexpected error during MCP tool execution: {exc}"}
         return mcp_result_to_response(result)
+
+
+def _request_sign_in(required: SignInRequired, tool_context: ToolContext) -> str:
+    """Ask for the calling user's credential through the tool context (ADK's `request_credential`)."""
+    try:
+        tool_context.request_credential(required.auth_config)
+    except ValueError:
+        return f"{required} It cannot be asked for here: the call has no function_call_id."
+    return PENDING_USER_AUTHORIZATION

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Self
 
 import anyio
 from mcp import MCPError, types
@@ -39,12 +39,24 @@ from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.credentials import Credential
+from gateway.client.credentials.adk_scheme import credential_from_adk
 from gateway.client.forwarding import Downstream, forwarding_callbacks
+from gateway.client.resource_tool import LoadMcpResourceTool
 from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
-from gateway.errors import UpstreamUnavailableError
-from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
+from gateway.client.upstream_content import UpstreamContent
+from gateway.errors import CredentialError, UpstreamUnavailableError
+from gateway.tools import (
+    AuthConfig,
+    AuthCredential,
+    AuthScheme,
+    BaseTool,
+    BaseToolset,
+    ReadonlyContext,
+    ToolContext,
+    ToolPredicate,
+)
 from gateway.tools.base_tool import RESERVED_TOOL_NAMES
 from gateway.tools.function_tool import ConfirmationPolicy
 
@@ -55,7 +67,7 @@ logger = logging.getLogger(__name__)
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
-class McpToolset(BaseToolset):
+class McpToolset(BaseToolset, UpstreamContent):
     """The tools of one upstream MCP server.
 
     Args:
@@ -89,8 +101,12 @@ class McpToolset(BaseToolset):
         list_timeout: seconds a tool listing (connecting included) may take; past it the listing fails and the
             upstream counts as failing (backed off), while the connection attempt goes on in the background, so a
             slow start serves the next listing (None: only the connect and call timeouts apply).
-        credential: how to authenticate to an HTTP upstream (`gateway.client.credentials`: client credentials, a
-            stored login, token exchange ...); applies to connecting and listing as much as to calls.
+        credential: how to authenticate to an HTTP upstream (`gateway.client.credentials`), for connecting and
+            listing as much as for calls.
+        auth_scheme, auth_credential, credential_key: ADK's way to say it (`gateway.client.credentials.adk_scheme`):
+            API key, HTTP bearer or basic, OAuth2 client credentials, or an OAuth2 authorization code that each
+            calling user signs in to through the tool context's `request_credential`.
+        use_mcp_resources: add the `load_mcp_resource` tool, reading the upstream's resources.
     """
 
     def __init__(
@@ -114,6 +130,10 @@ class McpToolset(BaseToolset):
         notification_callback: NotificationCallback | None = None,
         list_timeout: float | None = None,
         credential: Credential | None = None,
+        auth_scheme: AuthScheme | Any | None = None,
+        auth_credential: AuthCredential | Any | None = None,
+        credential_key: str | None = None,
+        use_mcp_resources: bool | None = False,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -125,7 +145,15 @@ class McpToolset(BaseToolset):
         self.forward_client_requests = forward_client_requests
         self.session_key = session_key
         self.list_timeout = list_timeout
-        self.credential = credential
+        if credential is not None and auth_scheme is not None:
+            raise ValueError("Give McpToolset either credential= or auth_scheme= (with auth_credential=), not both.")
+        self._auth_scheme = auth_scheme
+        self._auth_credential = auth_credential
+        self._auth_config: AuthConfig | None = None
+        if auth_scheme is not None:
+            credential, self._auth_config = credential_from_adk(auth_scheme, auth_credential, credential_key)
+        self.credential: Credential | None = credential
+        self.use_mcp_resources = bool(use_mcp_resources)
         self._callbacks = ClientCallbacks(
             elicitation=elicitation_callback,
             sampling=sampling_callback,
@@ -163,6 +191,18 @@ class McpToolset(BaseToolset):
         The toolset stays usable: the next request opens a new session. Call it from any task.
         """
         await self._pool.close()
+
+    @property
+    def auth_scheme(self) -> Any | None:  # as given
+        return self._auth_scheme
+
+    @property
+    def auth_credential(self) -> Any | None:  # as given
+        return self._auth_credential
+
+    def get_auth_config(self) -> AuthConfig | None:
+        """The toolset's auth config (with `auth_scheme`), as ADK's toolsets offer it."""
+        return self._auth_config
 
     @property
     def client_callbacks(self) -> ClientCallbacks:
@@ -255,6 +295,10 @@ class McpToolset(BaseToolset):
 
         try:
             return await self._pool.within(self.list_timeout if bounded else None, listing)
+        except CredentialError as exc:
+            raise UpstreamUnavailableError(
+                f"Listing the tools of {self.connection_params.describe()} needs a credential: {exc}"
+            ) from exc
         except MCPError as exc:
             raise UpstreamUnavailableError(
                 f"Listing the tools of {self.connection_params.describe()} failed: {exc.message}"
@@ -279,8 +323,15 @@ class McpToolset(BaseToolset):
             await self._callbacks.notify(notification)
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped."""
-        return self._selected(await self.list_mcp_tools(readonly_context), readonly_context)
+        """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped (then
+        `load_mcp_resource` with `use_mcp_resources`)."""
+        selected = self._selected(await self.list_mcp_tools(readonly_context), readonly_context)
+        return await self._with_resource_tool(selected, readonly_context)
+
+    async def _with_resource_tool(
+        self, tools: list[BaseTool], readonly_context: ReadonlyContext | None
+    ) -> list[BaseTool]:
+        return [*tools, await LoadMcpResourceTool.listing(self, readonly_context)] if self.use_mcp_resources else tools
 
     async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:
         """The tool published as `name`, waiting for the upstream as long as connecting may take.
@@ -292,6 +343,7 @@ class McpToolset(BaseToolset):
         if prefix and not name.startswith(f"{prefix}_"):
             return None
         listed = self._selected(await self.list_mcp_tools(readonly_context, bounded=False), readonly_context)
+        listed = await self._with_resource_tool(listed, readonly_context)
         return next((tool for tool in self._with_prefix(listed) if tool.name == name), None)
 
     def _selected(self, mcp_tools: list[types.Tool], readonly_context: ReadonlyContext | None) -> list[BaseTool]:
@@ -340,68 +392,6 @@ class McpToolset(BaseToolset):
             ) from exc
         finally:
             slot.active.remove(tool_context)
-
-    # --- resources and prompts ----------------------------------------------------------------------------------
-
-    async def list_resources(self, readonly_context: ReadonlyContext | None = None) -> list[types.Resource]:
-        """Every resource the upstream lists (all pages)."""
-
-        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Resource]:
-            return await _all_pages(
-                lambda cursor: session.client.list_resources(cursor=cursor, meta=session.meta),
-                lambda page: page.resources,
-            )
-
-        return await self._pool.request(readonly_context, "Listing the resources", list_all)
-
-    async def read_resource(
-        self, uri: str, readonly_context: ReadonlyContext | None = None
-    ) -> types.ReadResourceResult:
-        """Read one resource."""
-        return await self._pool.request(
-            readonly_context,
-            f"Reading {uri}",
-            lambda _slot, session: session.client.read_resource(uri, meta=session.meta),
-        )
-
-    async def list_prompts(self, readonly_context: ReadonlyContext | None = None) -> list[types.Prompt]:
-        """Every prompt the upstream lists (all pages)."""
-
-        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Prompt]:
-            return await _all_pages(
-                lambda cursor: session.client.list_prompts(cursor=cursor, meta=session.meta),
-                lambda page: page.prompts,
-            )
-
-        return await self._pool.request(readonly_context, "Listing the prompts", list_all)
-
-    async def get_prompt(
-        self, name: str, arguments: dict[str, str] | None = None, readonly_context: ReadonlyContext | None = None
-    ) -> types.GetPromptResult:
-        """Render one prompt."""
-        return await self._pool.request(
-            readonly_context,
-            f"Getting the prompt {name!r}",
-            lambda _slot, session: session.client.get_prompt(name, arguments, meta=session.meta),
-        )
-
-
-_Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
-_Entry = TypeVar("_Entry")
-
-
-async def _all_pages(
-    fetch: Callable[[str | None], Awaitable[_Page]], entries: Callable[[_Page], list[_Entry]]
-) -> list[_Entry]:
-    """Every entry of a paginated listing, following `next_cursor` to the end."""
-    collected: list[_Entry] = []
-    cursor: str | None = None
-    while True:
-        page = await fetch(cursor)
-        collected.extend(entries(page))
-        cursor = page.next_cursor
-        if not cursor:
-            return collected
 
 
 def _cause(session: UpstreamSession, error: MCPError) -> str:

@@ -6,7 +6,9 @@
 It is the MCP SDK's `MCPServer` as an OAuth resource server: RFC 9728 metadata naming the provider, a 401 with
 `WWW-Authenticate: Bearer resource_metadata=...` for a missing or bad token. A token is good when the provider
 signed it with a published key, it has not expired, its `aud` names this server's URL, and the test has not
-`reject()`ed it. The tool `whoami` answers with the token's claims (`sub`, `aud`, `client_id`, `act`, `scope`).
+`reject()`ed it. Every request's headers and query are recorded (`requests`). The tool `whoami` answers with the
+token's claims (`sub`, `aud`, `client_id`, `act`, `scope`); two resources (`readme`, markdown text, and `logo`, a PNG
+blob) are there for resource readers.
 """
 
 from __future__ import annotations
@@ -24,10 +26,14 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from starlette.types import Receive, Scope, Send
 
 from tests.support.oauth_provider import OAuthProvider
 
-__all__ = ["ProtectedUpstream", "protected_upstream"]
+__all__ = ["LOGO", "README", "ProtectedUpstream", "protected_upstream"]
+
+README = "# Docs\n\nEverything about the docs server."
+LOGO = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 
 
 @dataclass
@@ -40,6 +46,8 @@ class ProtectedUpstream:
     """Every bearer token presented, in order (good or not)."""
     refused: list[str] = field(default_factory=list[str])
     """The tokens it answered with 401."""
+    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list[tuple[str, dict[str, str]]])
+    """Every HTTP request's query string and headers (lower-case names), in order."""
     rejected: set[str] = field(default_factory=set[str])
     reject_all: bool = False
 
@@ -100,7 +108,22 @@ async def protected_upstream(provider: OAuthProvider) -> AsyncGenerator[Protecte
             claims = token.claims or {}
             return {key: claims.get(key) for key in ("sub", "aud", "client_id", "act", "scope")}
 
-        app = server.streamable_http_app()
+        @server.resource("docs://readme", name="readme", mime_type="text/markdown")
+        def readme() -> str:
+            return README
+
+        @server.resource("docs://logo.png", name="logo", mime_type="image/png")
+        def logo() -> bytes:
+            return LOGO
+
+        inner = server.streamable_http_app()
+
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                headers = {name.decode().lower(): value.decode() for name, value in scope["headers"]}
+                upstream.requests.append((scope["query_string"].decode(), headers))
+            await inner(scope, receive, send)
+
         uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: uv.serve(sockets=[sock]))

@@ -1,0 +1,84 @@
+"""`UpstreamContent`: an upstream's resources and prompts, listed (all pages) and read through its session pool.
+
+A part of `McpToolset` (the gateway forwards these; `load_mcp_resource` reads resources for an agent).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from mcp import types
+
+from gateway.client.session_pool import SessionPool
+from gateway.client.session_slot import SessionSlot
+from gateway.client.upstream import UpstreamSession
+from gateway.tools import ReadonlyContext
+
+__all__ = ["UpstreamContent"]
+
+
+class UpstreamContent:
+    """Resources and prompts of the upstream that `_pool` reaches."""
+
+    _pool: SessionPool
+
+    async def list_resources(self, readonly_context: ReadonlyContext | None = None) -> list[types.Resource]:
+        """Every resource the upstream lists (all pages)."""
+
+        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Resource]:
+            return await _all_pages(
+                lambda cursor: session.client.list_resources(cursor=cursor, meta=session.meta),
+                lambda page: page.resources,
+            )
+
+        return await self._pool.request(readonly_context, "Listing the resources", list_all)
+
+    async def read_resource(
+        self, uri: str, readonly_context: ReadonlyContext | None = None
+    ) -> types.ReadResourceResult:
+        """Read one resource."""
+        return await self._pool.request(
+            readonly_context,
+            f"Reading {uri}",
+            lambda _slot, session: session.client.read_resource(uri, meta=session.meta),
+        )
+
+    async def list_prompts(self, readonly_context: ReadonlyContext | None = None) -> list[types.Prompt]:
+        """Every prompt the upstream lists (all pages)."""
+
+        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Prompt]:
+            return await _all_pages(
+                lambda cursor: session.client.list_prompts(cursor=cursor, meta=session.meta),
+                lambda page: page.prompts,
+            )
+
+        return await self._pool.request(readonly_context, "Listing the prompts", list_all)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, readonly_context: ReadonlyContext | None = None
+    ) -> types.GetPromptResult:
+        """Render one prompt."""
+        return await self._pool.request(
+            readonly_context,
+            f"Getting the prompt {name!r}",
+            lambda _slot, session: session.client.get_prompt(name, arguments, meta=session.meta),
+        )
+
+
+_Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
+_Entry = TypeVar("_Entry")
+
+
+async def _all_pages(
+    fetch: Callable[[str | None], Awaitable[_Page]], entries: Callable[[_Page], list[_Entry]]
+) -> list[_Entry]:
+    """Every entry of a paginated listing, following `next_cursor` to the end."""
+    collected: list[_Entry] = []
+    cursor: str | None = None
+    while True:
+        page = await fetch(cursor)
+        collected.extend(entries(page))
+        cursor = page.next_cursor
+        if not cursor:
+            return collected
