@@ -31,11 +31,13 @@ from gateway.server.sign_in import CALLBACK_PATH, SignIns, authorization_endpoin
 from gateway.state.credential_store import CREDENTIAL_KEY_ENV, CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2Auth
 
-__all__ = ["CallCredentials", "ServerCredentials", "no_credential_store"]
+__all__ = ["CALLBACK_URL_ENV", "CallCredentials", "ServerCredentials", "no_credential_store"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_SIGN_IN_TIMEOUT: Final = 300.0
+CALLBACK_URL_ENV: Final = "ADK_MCP_GATEWAY_CALLBACK_URL"
+"""The `redirect_uri` of sign-ins, when the server is reached under another URL than its own (a proxy; stdio)."""
 _EXPIRY_MARGIN: Final = 30
 """Seconds before its expiry from which an access token counts as expired."""
 

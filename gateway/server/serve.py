@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -16,6 +17,7 @@ from mcp.server.stdio import stdio_server
 from gateway.server._http_runner import GracefulServer, RequestTimeouts, listen, run_http, timed_protocol
 from gateway.server._request_ids import MalformedIdFilter
 from gateway.server.auth import tokens_from_env
+from gateway.server.callback_listener import callback_listener
 from gateway.server.http_app import DEFAULT_MAX_BODY, DEFAULT_SESSION_IDLE_TIMEOUT, create_app
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER
 from gateway.server.identity import connection_id
@@ -134,7 +136,13 @@ async def serve_async(
 async def _serve_stdio(tool_server: ToolServer) -> None:
     token = connection_id.set(uuid.uuid4().hex)
     try:
-        async with tool_server, stdio_server() as (read, write):
+        async with contextlib.AsyncExitStack() as stack:
+            if tool_server.credentials is not None:
+                # Sign-ins need a callback route, and stdio has no HTTP front: a loopback listener serves it.
+                url = await stack.enter_async_context(callback_listener(tool_server.credentials))
+                logger.info("Sign-in callback on %s", url)
+            await stack.enter_async_context(tool_server)
+            read, write = await stack.enter_async_context(stdio_server())
             # The SDK drops a malformed request id and never answers; the filter answers -32600 instead.
             requests = MalformedIdFilter(read, write)
             await tool_server.server.run(requests, write, tool_server.server.create_initialization_options())

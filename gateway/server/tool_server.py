@@ -11,6 +11,7 @@ import contextlib
 import contextvars
 import functools
 import logging
+import os
 import random
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
@@ -25,7 +26,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from gateway.errors import NameConflictError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
-from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
+from gateway.server.credential_requests import CALLBACK_URL_ENV, DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.pagination import page_of
@@ -88,8 +89,9 @@ class ToolServer:
         credential_keys: keys sealing the users' credentials (`tool_context.request_credential`) in the state
             store (default: `$ADK_MCP_GATEWAY_CREDENTIAL_KEY`); without any, a tool asking for a credential gets
             an error naming the variable. See `gateway.state.credential_store`.
-        callback_url: where OAuth2 sign-ins return (default: `/oauth/callback` on the HTTP request's own base
-            URL; over stdio, the loopback listener `serve()` starts).
+        callback_url: where OAuth2 sign-ins return (default: `$ADK_MCP_GATEWAY_CALLBACK_URL`, else
+            `/oauth/callback` on the HTTP request's own base URL; over stdio, the loopback listener `serve()`
+            starts).
         sign_in_timeout: seconds a call waits for its user to finish signing in.
 
     Raises:
@@ -124,7 +126,10 @@ class ToolServer:
         if keys is not None:
             store = CredentialStore(self.state_store, keys, app_name=name)
             self.credentials = ServerCredentials(
-                store, SignIns(store), callback_url=callback_url, sign_in_timeout=sign_in_timeout
+                store,
+                SignIns(store),
+                callback_url=callback_url or os.environ.get(CALLBACK_URL_ENV) or None,
+                sign_in_timeout=sign_in_timeout,
             )
         self.page_size = page_size
         # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.

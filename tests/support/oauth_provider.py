@@ -62,6 +62,7 @@ class OAuthProvider:
         audience: str | None = None,
         token_lifetime: int = 300,
         user: str = "alice",
+        port: int = 0,
     ) -> None:
         """
         Args:
@@ -70,6 +71,7 @@ class OAuthProvider:
             audience: the `aud` of tokens whose request names no `resource`.
             token_lifetime: seconds an issued access token lives.
             user: the subject `/authorize` approves as (change `provider.user`, `provider.user_claims` any time).
+            port: the loopback port to serve on (default: a free one).
         """
         self.path = path.rstrip("/")
         self.algorithm: Algorithm = algorithm
@@ -88,7 +90,7 @@ class OAuthProvider:
         self.refresh_tokens: dict[str, Grant] = {}
         self.opaque_tokens: dict[str, dict[str, Any]] = {}
         self.revoked: set[str] = set()
-        self._port = 0
+        self._port = port
 
     # -- where it is --------------------------------------------------------------------------------------------
 
@@ -324,7 +326,7 @@ class OAuthProvider:
     async def _serving(self) -> AsyncGenerator[OAuthProvider]:
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", 0))
+            sock.bind(("127.0.0.1", self._port))
             sock.listen(128)
             self._port = sock.getsockname()[1]
             app = Starlette(routes=Endpoints(self).routes())
@@ -378,3 +380,25 @@ class Browser:
             raise OAuthProviderError("no_redirect", "callback_handler ran before redirect_handler")
         result, self._result = self._result, None
         return result
+
+
+async def _serve_forever(port: int, redirect_uri: str) -> None:
+    """Serve on `port` with one client registered for `redirect_uri`; print its settings for the sign-in example."""
+    async with OAuthProvider(port=port) as provider:
+        client = provider.add_client(redirect_uris=[redirect_uri], grant_types=("authorization_code", "refresh_token"))
+        print(f"export OAUTH_AUTHORIZE_URL={provider.authorization_endpoint}")
+        print(f"export OAUTH_TOKEN_URL={provider.token_endpoint}")
+        print(f"export OAUTH_CLIENT_ID={client.client_id}")
+        print(f"export OAUTH_CLIENT_SECRET={client.client_secret}")
+        print("# serving until Ctrl-C; /authorize approves every request as 'alice'", flush=True)
+        await anyio.sleep_forever()
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A loopback OAuth provider that approves every sign-in (tests only).")
+    parser.add_argument("--port", type=int, default=9000)
+    parser.add_argument("--redirect-uri", required=True, help="the callback of the server that signs users in")
+    options = parser.parse_args()
+    anyio.run(_serve_forever, options.port, options.redirect_uri)
