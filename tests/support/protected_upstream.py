@@ -1,20 +1,20 @@
-"""An MCP server on loopback that only answers requests bearing a token of the loopback `OAuthProvider`.
+"""Our own server mode on loopback as an OAuth-protected upstream: it only answers tokens of the loopback
+`OAuthProvider`.
 
     async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
         ...  # upstream.url is http://127.0.0.1:PORT/mcp; upstream.seen lists the tokens it was shown
 
-It is the MCP SDK's `MCPServer` as an OAuth resource server: RFC 9728 metadata naming the provider, a 401 with
-`WWW-Authenticate: Bearer resource_metadata=...` for a missing or bad token. A token is good when the provider
-signed it with a published key, it has not expired, its `aud` names this server's URL, and the test has not
-`reject()`ed it. Every request's headers and query are recorded (`requests`). The tool `whoami` answers with the
-token's claims (`sub`, `aud`, `client_id`, `act`, `scope`); two resources (`readme`, markdown text, and `logo`, a PNG
-blob) are there for resource readers.
+It is `create_app(..., oauth=OAuthSettings(issuer=provider.issuer, resource=url))`: RFC 9728 metadata naming the
+provider, 401 with `WWW-Authenticate: Bearer resource_metadata=...` for a missing or bad token; a token is good when
+the provider signed it with a published key, it has not expired, and its `aud` names this server's URL. In front of
+it, a thin layer records every request (`requests`, `seen`, `refused`) and answers 401 for tokens the test
+`reject()`ed (as if they had been revoked). The tool `whoami` answers with the token's claims (`sub`, `aud`,
+`client_id`, `act`, `scope`).
 """
 
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -23,17 +23,19 @@ from typing import Any
 import anyio
 import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
-from starlette.types import Receive, Scope, Send
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.server import ToolServer
+from gateway.server.http_app import create_app
+from gateway.server.oauth_settings import OAuthSettings
+from gateway.state import InMemoryStateStore
+from gateway.tools import FunctionTool
 from tests.support.oauth_provider import OAuthProvider
 
-__all__ = ["LOGO", "README", "ProtectedUpstream", "protected_upstream"]
+__all__ = ["ProtectedUpstream", "protected_upstream"]
 
-README = "# Docs\n\nEverything about the docs server."
-LOGO = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+_UNAUTHORIZED = 401
 
 
 @dataclass
@@ -55,30 +57,54 @@ class ProtectedUpstream:
         """Refuse this token from now on, as if it had been revoked."""
         self.rejected.add(token)
 
-    def claims(self, token: str) -> dict[str, Any] | None:
-        claims = self.provider.decode(token)
-        if claims is None or claims.get("exp", 0) < time.time() or self.reject_all or token in self.rejected:
-            return None
-        audience = claims.get("aud")
-        audiences = [audience] if isinstance(audience, str) else list(audience or [])
-        return claims if self.url in audiences else None
+    def guard(self, inner: ASGIApp) -> ASGIApp:
+        """The recording, rejecting layer in front of the server."""
 
-    async def verify_token(self, token: str) -> AccessToken | None:
-        """The SDK's `TokenVerifier`."""
-        self.seen.append(token)
-        claims = self.claims(token)
-        if claims is None:
-            self.refused.append(token)
-            return None
-        return AccessToken(
-            token=token,
-            client_id=str(claims.get("client_id", "")),
-            scopes=str(claims.get("scope", "")).split(),
-            expires_at=int(claims["exp"]),
-            resource=self.url,
-            subject=str(claims["sub"]),
-            claims=claims,
-        )
+        async def app(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != "http":
+                await inner(scope, receive, send)
+                return
+            headers = {name.decode().lower(): value.decode() for name, value in scope["headers"]}
+            self.requests.append((scope["query_string"].decode(), headers))
+            scheme, _, token = headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "bearer" or not token:
+                await inner(scope, receive, send)
+                return
+            self.seen.append(token)
+            if self.reject_all or token in self.rejected:
+                self.refused.append(token)
+                challenge = f'Bearer error="invalid_token", resource_metadata="{_metadata_url(self.url)}"'
+                refusal = JSONResponse({"error": "invalid_token"}, _UNAUTHORIZED, {"WWW-Authenticate": challenge})
+                await refusal(scope, receive, send)
+                return
+
+            async def watch(message: Message) -> None:
+                if message["type"] == "http.response.start" and message["status"] == _UNAUTHORIZED:
+                    self.refused.append(token)
+                await send(message)
+
+            await inner(scope, receive, watch)
+
+        return app
+
+
+def _metadata_url(url: str) -> str:
+    origin, _, path = url.partition("://")[2].partition("/")
+    return f"http://{origin}/.well-known/oauth-protected-resource/{path}"
+
+
+async def whoami() -> dict[str, Any]:
+    """The claims of the token this call was authorized with."""
+    token = get_access_token()
+    assert token is not None
+    claims = token.claims or {}
+    return {
+        "sub": token.subject,
+        "client_id": token.client_id,
+        "scope": " ".join(token.scopes) or None,
+        "aud": claims.get("aud"),
+        "act": claims.get("act"),
+    }
 
 
 @asynccontextmanager
@@ -89,41 +115,12 @@ async def protected_upstream(provider: OAuthProvider) -> AsyncGenerator[Protecte
         sock.bind(("127.0.0.1", 0))
         sock.listen(128)
         upstream = ProtectedUpstream(url=f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", provider=provider)
-        server = MCPServer(
-            "protected",
-            token_verifier=upstream,
-            auth=AuthSettings(
-                issuer_url=provider.issuer,  # type: ignore[arg-type]
-                resource_server_url=upstream.url,  # type: ignore[arg-type]
-                validate_token_resource=True,
-            ),
-            log_level="WARNING",
+        settings = OAuthSettings(issuer=provider.issuer, resource=upstream.url, principal_claims=("aud", "act"))
+        app = upstream.guard(
+            create_app(
+                ToolServer([FunctionTool(whoami)], name="protected", state_store=InMemoryStateStore()), oauth=settings
+            )
         )
-
-        @server.tool()
-        def whoami() -> dict[str, Any]:
-            """The claims of the token this call was authorized with."""
-            token = get_access_token()
-            assert token is not None
-            claims = token.claims or {}
-            return {key: claims.get(key) for key in ("sub", "aud", "client_id", "act", "scope")}
-
-        @server.resource("docs://readme", name="readme", mime_type="text/markdown")
-        def readme() -> str:
-            return README
-
-        @server.resource("docs://logo.png", name="logo", mime_type="image/png")
-        def logo() -> bytes:
-            return LOGO
-
-        inner = server.streamable_http_app()
-
-        async def app(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] == "http":
-                headers = {name.decode().lower(): value.decode() for name, value in scope["headers"]}
-                upstream.requests.append((scope["query_string"].decode(), headers))
-            await inner(scope, receive, send)
-
         uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
         async with anyio.create_task_group() as tg:
             tg.start_soon(lambda: uv.serve(sockets=[sock]))

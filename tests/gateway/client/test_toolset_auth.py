@@ -3,7 +3,6 @@ connecting and listing as well as to calls, against an OAuth-protected upstream 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -29,7 +28,7 @@ from gateway.tools import (
     ToolContext,
 )
 from tests.support.oauth_provider import OAuthProvider
-from tests.support.protected_upstream import LOGO, README, ProtectedUpstream, protected_upstream
+from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
 
 pytestmark = pytest.mark.anyio
 
@@ -135,44 +134,3 @@ async def test_an_authorization_code_scheme_calls_with_each_users_own_credential
             # Listing for a user without a credential says what is missing instead of trying without one.
             with anyio.fail_after(DEADLINE), pytest.raises(UpstreamUnavailableError, match="sign-in"):
                 await tools.get_tools(ToolContext(user_id="bob"))
-
-
-# --- use_mcp_resources ----------------------------------------------------------------------------------------------
-
-
-async def test_use_mcp_resources_adds_load_mcp_resource_listing_the_resources_and_returning_text_and_blobs() -> None:
-    async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
-        token = provider.mint("carol", audience=upstream.url)
-        auth = {"auth_scheme": HTTPBearer(), "auth_credential": bearer(token)}
-        async with toolset(upstream, **auth, use_mcp_resources=True, tool_name_prefix="docs") as tools:
-            with anyio.fail_after(DEADLINE):
-                listed = await tools.get_tools_with_prefix()
-                (loader,) = [tool for tool in listed if tool.name == "docs_load_mcp_resource"]
-                declaration = loader.get_declaration()
-                answer = await loader.run_async(args={"resource_names": ["readme", "logo"]}, tool_context=ToolContext())
-                unknown = await loader.run_async(args={"resource_names": ["nope"]}, tool_context=ToolContext())
-        assert [tool.name for tool in listed] == ["docs_whoami", "docs_load_mcp_resource"]
-        assert declaration is not None
-        assert declaration.parameters_json_schema == {
-            "type": "object",
-            "properties": {"resource_names": {"type": "array", "items": {"type": "string"}}},
-        }
-        assert "readme (docs://readme, text/markdown)" in loader.description
-        assert "logo (docs://logo.png, image/png)" in loader.description
-        assert answer["resource_names"] == ["readme", "logo"]
-        texts = [part.get("text") for part in answer["parts"]]
-        assert texts[:3] == ["Resource readme is:", README, "Resource logo is:"]
-        image = answer["parts"][3]
-        assert (image["type"], image["mime_type"]) == ("image", "image/png")
-        assert base64.b64decode(image["data"]) == LOGO
-        assert "nope" in unknown["error"]
-        assert "readme" in unknown["error"]
-
-
-async def test_without_use_mcp_resources_there_is_no_resource_tool() -> None:
-    async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
-        token = provider.mint("carol", audience=upstream.url)
-        async with toolset(upstream, auth_scheme=HTTPBearer(), auth_credential=bearer(token)) as tools:
-            with anyio.fail_after(DEADLINE):
-                names = [tool.name for tool in await tools.get_tools()]
-        assert names == ["whoami"]

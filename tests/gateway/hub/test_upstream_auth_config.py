@@ -1,6 +1,7 @@
 """Per-upstream credentials in the gateway config: client credentials, a user login (`adk-mcp-gateway login`), token
-exchange on behalf of the downstream principal, and opt-in pass-through — against an OAuth-protected upstream over
-real HTTP, with the loopback authorization server.
+exchange on behalf of the downstream principal, and opt-in pass-through — against our own server mode as an
+OAuth-protected upstream over real HTTP, the gateway itself an OAuth resource server, both trusting the loopback
+authorization server.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.client.credentials import TOKEN_DIR_ENV
+from gateway.server.oauth_settings import OAuthSettings
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import protected_upstream
 
@@ -57,6 +59,15 @@ async def whoami_through(base_url: str, token: str | None = None) -> dict[str, A
     return structured(result)
 
 
+GATEWAY = "http://gateway.test/mcp"
+"""The gateway's resource identifier: downstream tokens are made for it."""
+
+
+def inbound(provider: OAuthProvider) -> OAuthSettings:
+    """The gateway as an OAuth resource server trusting the loopback provider."""
+    return OAuthSettings(issuer=provider.issuer, resource=GATEWAY)
+
+
 def exchange_client(provider: OAuthProvider) -> tuple[str, str]:
     client = provider.add_client(grant_types=["client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange"])
     assert client.client_secret is not None
@@ -81,9 +92,9 @@ async def test_an_upstream_with_client_credentials_is_called_with_the_gateways_o
 
 async def test_the_downstream_clients_token_never_reaches_an_upstream_that_did_not_opt_in(tmp_path: Path) -> None:
     async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
-        alice = provider.mint("alice", audience=upstream.url)
+        alice = provider.mint("alice", audience=[GATEWAY, upstream.url])
         config = write_config(tmp_path, {"docs": {"url": upstream.url}})
-        async with gateway_for(config, auth_tokens={alice: "alice"}) as base_url, downstream(base_url, alice) as client:
+        async with gateway_for(config, oauth=inbound(provider)) as base_url, downstream(base_url, alice) as client:
             with anyio.fail_after(DEADLINE):
                 result = await client.call_tool("docs_whoami", {})
         assert result.is_error
@@ -92,9 +103,9 @@ async def test_the_downstream_clients_token_never_reaches_an_upstream_that_did_n
 
 async def test_pass_through_forwards_the_downstream_clients_own_token_when_the_entry_opts_in(tmp_path: Path) -> None:
     async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
-        alice = provider.mint("alice", audience=upstream.url)
+        alice = provider.mint("alice", audience=[GATEWAY, upstream.url])
         config = write_config(tmp_path, {"docs": {"url": upstream.url, "auth": {"type": "passThrough"}}})
-        async with gateway_for(config, auth_tokens={alice: "alice"}) as base_url:
+        async with gateway_for(config, oauth=inbound(provider)) as base_url:
             claims = await whoami_through(base_url, alice)
         assert claims["sub"] == "alice"
         assert set(upstream.seen) == {alice}
@@ -105,9 +116,8 @@ async def test_token_exchange_calls_the_upstream_with_a_token_for_it_on_behalf_o
 ) -> None:
     async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
         client_id, secret = exchange_client(provider)
-        gateway_audience = "http://gateway.test/mcp"
-        alice = provider.mint("alice", audience=gateway_audience, scopes=["docs"])
-        bob = provider.mint("bob", audience=gateway_audience, scopes=["docs"])
+        alice = provider.mint("alice", audience=GATEWAY, scopes=["docs"])
+        bob = provider.mint("bob", audience=GATEWAY, scopes=["docs"])
         auth = {
             "type": "tokenExchange",
             "tokenUrl": provider.token_endpoint,
@@ -115,7 +125,7 @@ async def test_token_exchange_calls_the_upstream_with_a_token_for_it_on_behalf_o
             "clientSecret": secret,
         }
         config = write_config(tmp_path, {"docs": {"url": upstream.url, "auth": auth}})
-        async with gateway_for(config, auth_tokens={alice: "alice", bob: "bob"}) as base_url:
+        async with gateway_for(config, oauth=inbound(provider)) as base_url:
             as_alice = await whoami_through(base_url, alice)
             as_bob = await whoami_through(base_url, bob)
         assert (as_alice["sub"], as_alice["aud"], as_alice["act"]) == ("alice", upstream.url, {"sub": client_id})
