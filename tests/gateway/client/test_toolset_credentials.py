@@ -212,3 +212,24 @@ async def test_without_a_login_the_error_says_which_command_logs_in(tmp_path: Pa
     login = StoredLogin(TokenFile("docs", "http://127.0.0.1:9/mcp", directory=tmp_path), login_command="LOGIN-HERE")
     with pytest.raises(CredentialError, match="LOGIN-HERE"):
         await login.token()
+
+
+async def test_a_login_with_a_pre_registered_client_uses_it_and_its_fixed_redirect_port(tmp_path: Path) -> None:
+    from client_harness import free_port
+
+    port = free_port()
+    async with OAuthProvider(user="ada") as provider, protected_upstream(provider) as upstream:
+        client = provider.add_client(
+            redirect_uris=[f"http://127.0.0.1:{port}/callback"],
+            grant_types=["authorization_code", "refresh_token"],
+            public=True,
+        )
+        file = TokenFile("docs", upstream.url, directory=tmp_path)
+        params = StreamableHTTPConnectionParams(url=upstream.url)
+        with anyio.fail_after(DEADLINE):
+            await log_in(params, file, open_url=browser([]), client_id=client.client_id, port=port)
+        record = json.loads(file.path.read_text())
+        assert record["client"]["client_id"] == client.client_id
+        assert not [c for c in provider.clients if c.startswith("dcr-")]
+        async with toolset_for(upstream, StoredLogin(file, login_command="login")) as toolset:
+            assert (await whoami(toolset))["sub"] == "ada"
