@@ -21,6 +21,7 @@ from starlette.routing import Route
 from gateway.errors import ConfigError
 from gateway.server._http_runner import listen
 from gateway.server.credential_requests import ServerCredentials
+from gateway.server.secret_entry import ENTRY_PATH, entry_endpoint
 from gateway.server.sign_in import CALLBACK_PATH
 
 __all__ = ["callback_listener"]
@@ -56,7 +57,13 @@ async def callback_listener(credentials: ServerCredentials) -> AsyncGenerator[st
         port = parsed.port or 80
     sock = listen("127.0.0.1", port)
     url = configured or f"http://127.0.0.1:{sock.getsockname()[1]}{CALLBACK_PATH}"
-    app = Starlette(routes=[Route(CALLBACK_PATH, credentials.sign_ins.callback, methods=["GET"])])
+    sign_ins = credentials.sign_ins
+    app = Starlette(
+        routes=[
+            Route(CALLBACK_PATH, sign_ins.callback, methods=["GET"]),
+            Route(ENTRY_PATH, entry_endpoint(sign_ins), methods=["GET", "POST"]),
+        ]
+    )
     server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
     credentials.callback_url = url
     with sock:

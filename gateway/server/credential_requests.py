@@ -27,6 +27,7 @@ from gateway.errors import ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
 from gateway.server.oauth_tokens import TokenError, TokenRequest
+from gateway.server.secret_entry import ENTRY_PATH, entry_fields
 from gateway.server.sign_in import CALLBACK_PATH, SignIns, authorization_endpoints
 from gateway.state.credential_store import CREDENTIAL_KEY_ENV, CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2Auth
@@ -122,30 +123,17 @@ class CallCredentials:
         key = config.credential_key or ""
         store, principal = self._server.store, self._identity.principal
         endpoints = authorization_endpoints(config)
-        if endpoints is None:
+        if endpoints is None and entry_fields(config) is None:
             return _error(
                 f"Tool {self._tool} asked for a credential of a kind this server cannot ask the user for "
-                f"({type(config.auth_scheme).__name__}); only OAuth2 authorization-code sign-ins are supported."
+                f"({type(config.auth_scheme).__name__}): it signs users in with OAuth2 authorization code or "
+                "OpenID Connect, and asks for API keys, bearer tokens and passwords on its own page."
             )
         stored = await store.load(principal, key)
-        raw = config.raw_auth_credential.oauth2 if config.raw_auth_credential is not None else None
-        if (
-            stored is not None
-            and stored.oauth2 is not None
-            and stored.oauth2.refresh_token
-            and key not in self._refreshed
-        ):
+        if endpoints is not None and stored is not None and key not in self._refreshed:
             self._refreshed.add(key)
-            client = OAuth2Auth(
-                client_id=raw.client_id if raw else None,
-                client_secret=raw.client_secret if raw else None,
-                token_endpoint_auth_method=raw.token_endpoint_auth_method if raw else "client_secret_basic",
-            )
-            try:
-                fresh = await TokenRequest(endpoints[1], client).refresh(stored)
-            except TokenError as exc:
-                logger.info("Refreshing credential %r failed (%s); asking the user to sign in", key, exc.error)
-            else:
+            fresh = await self._refresh(config, endpoints[1], stored)
+            if fresh is not None:
                 await store.save(principal, key, fresh)
                 return fresh
         if key in self._signed_in:
@@ -157,26 +145,51 @@ class CallCredentials:
         if stored is not None:
             # The tool rejected it (or it could not be refreshed): only a new sign-in helps.
             await store.delete(principal, key)
-        return await self._sign_in(config)
+        return await self._sign_in(config, oauth=endpoints is not None)
 
-    async def _sign_in(self, config: AuthConfig) -> AuthCredential | types.CallToolResult:
-        redirect_uri = self._server.callback_url or self._request_callback_url()
-        if redirect_uri is None:
+    async def _refresh(self, config: AuthConfig, token_url: str, stored: AuthCredential) -> AuthCredential | None:
+        if stored.oauth2 is None or not stored.oauth2.refresh_token:
+            return None
+        raw = config.raw_auth_credential.oauth2 if config.raw_auth_credential is not None else None
+        client = OAuth2Auth(
+            client_id=raw.client_id if raw else None,
+            client_secret=raw.client_secret if raw else None,
+            token_endpoint_auth_method=raw.token_endpoint_auth_method if raw else "client_secret_basic",
+        )
+        try:
+            return await TokenRequest(token_url, client).refresh(stored)
+        except TokenError as exc:
+            logger.info(
+                "Refreshing credential %r failed (%s); asking the user to sign in", config.credential_key, exc.error
+            )
+            return None
+
+    async def _sign_in(self, config: AuthConfig, *, oauth: bool) -> AuthCredential | types.CallToolResult:
+        callback_url = self._server.callback_url or self._request_callback_url()
+        if callback_url is None:
             return _error(
                 f"Tool {self._tool} needs you to sign in, but this server has no callback URL for the sign-in to "
                 "return to. Serve it over HTTP, or configure its callback URL."
             )
+        sign_ins = self._server.sign_ins
+        owner = {
+            "principal": self._identity.principal,
+            "session_owner": self._identity.session_owner,
+            "tool_name": self._tool,
+        }
         try:
-            pending = self._server.sign_ins.begin(
-                config,
-                principal=self._identity.principal,
-                session_owner=self._identity.session_owner,
-                tool_name=self._tool,
-                redirect_uri=redirect_uri,
-            )
+            if oauth:
+                pending = sign_ins.begin(config, redirect_uri=callback_url, **owner)
+            else:
+                page_url = callback_url.removesuffix(CALLBACK_PATH) + ENTRY_PATH
+                pending = sign_ins.begin_entry(config, page_url=page_url, **owner)
         except ValueError as exc:
             return _error(f"Tool {self._tool} asked for a sign-in this server cannot start: {exc}")
-        message = f"Sign in at {pending.provider} so that {self._tool} can act on your behalf."
+        message = (
+            f"Sign in at {pending.provider} so that {self._tool} can act on your behalf."
+            if oauth
+            else f"Enter your credential for {self._tool} on this server's page at {pending.provider}."
+        )
         try:
             answer = await self._features.elicit_url(message, pending.url, pending.elicitation_id)
         except ServiceNotConfiguredError:
@@ -185,10 +198,10 @@ class CallCredentials:
                 f"browser and sign in, then call the tool again: {pending.url}"
             )
         if answer.action != "accept":
-            self._server.sign_ins.finished(pending)
+            sign_ins.finished(pending)
             refused = "declined" if answer.action == "decline" else "cancelled"
             return _error(f"Sign-in at {pending.provider} was {refused}; {self._tool} did not run.")
-        outcome = await self._server.sign_ins.wait(pending, self._server.sign_in_timeout)
+        outcome = await sign_ins.wait(pending, self._server.sign_in_timeout)
         if isinstance(outcome, str):
             return _error(f"{outcome} {self._tool} did not run; call it again to sign in again.")
         await self._features.complete_url_elicitation(pending.elicitation_id)

@@ -34,6 +34,7 @@ from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAUL
 from gateway.server.identity import connection_id
 from gateway.server.oauth_settings import OAuthSettings
 from gateway.server.protected_resource import BearerGuard, resource_metadata_routes
+from gateway.server.secret_entry import ENTRY_PATH, entry_endpoint
 from gateway.server.sign_in import CALLBACK_PATH
 from gateway.server.token_verifier import OAuthTokenVerifier
 from gateway.server.tool_server import ToolServer
@@ -178,7 +179,9 @@ def create_app(
     ]
     if tool_server.credentials is not None:
         # The browser returning from a sign-in carries no bearer token; the single-use `state` is its credential.
-        routes.append(Route(CALLBACK_PATH, tool_server.credentials.sign_ins.callback, methods=["GET"]))
+        sign_ins = tool_server.credentials.sign_ins
+        routes.append(Route(CALLBACK_PATH, sign_ins.callback, methods=["GET"]))
+        routes.append(Route(ENTRY_PATH, entry_endpoint(sign_ins), methods=["GET", "POST"]))
     middleware: list[Middleware] = []
     if verifiers:
         verifier = verifiers[0] if len(verifiers) == 1 else _FirstAccepting(verifiers)

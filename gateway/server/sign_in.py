@@ -32,7 +32,7 @@ from gateway.server.oauth_tokens import TokenError, TokenRequest
 from gateway.state.credential_store import CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2, OAuth2Auth, OpenIdConnectWithConfig
 
-__all__ = ["CALLBACK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints"]
+__all__ = ["CALLBACK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints", "invalid_link_page", "page"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,9 @@ class PendingSignIn:
     url: str
     redirect_uri: str
     code_verifier: str
-    tokens: TokenRequest
+    tokens: TokenRequest | None
+    """The OAuth2 client's token endpoint; None for a secret the user enters on the server's own page."""
+    auth_config: AuthConfig
     expires_at: float
     done: anyio.Event = field(default_factory=anyio.Event)
     credential: AuthCredential | None = None
@@ -79,6 +81,11 @@ class PendingSignIn:
     def provider(self) -> str:
         """The host the user signs in at (for messages)."""
         return urlparse(self.url).netloc
+
+    @property
+    def valid(self) -> bool:
+        """Whether the sign-in can still complete (not expired, not completed or failed)."""
+        return self.expires_at >= time.monotonic() and not self.done.is_set()
 
 
 class SignIns:
@@ -103,11 +110,10 @@ class SignIns:
         Raises:
             ValueError: the scheme has no authorization-code flow, or the config names no OAuth2 client id.
         """
-        self._forget_expired()
         key = config.credential_key or ""
         owner = (session_owner, tool_name, key)
-        pending = self._by_owner.get(owner)
-        if pending is not None and pending.failure is None:
+        pending = self._in_flight(owner)
+        if pending is not None:
             return pending
         endpoints = authorization_endpoints(config)
         raw = config.raw_auth_credential.oauth2 if config.raw_auth_credential is not None else None
@@ -150,13 +156,73 @@ class SignIns:
             redirect_uri=redirect,
             code_verifier=verifier,
             tokens=TokenRequest(token_url, client),
+            auth_config=config,
             expires_at=time.monotonic() + self._lifetime,
         )
+        return self._register(pending)
+
+    def begin_entry(
+        self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, page_url: str
+    ) -> PendingSignIn:
+        """The entry of a secret (API key, token) on the server's own page at `page_url`: in flight, or new."""
+        key = config.credential_key or ""
+        owner = (session_owner, tool_name, key)
+        pending = self._in_flight(owner)
+        if pending is not None:
+            return pending
+        state = secrets.token_urlsafe(32)
+        separator = "&" if urlparse(page_url).query else "?"
+        pending = PendingSignIn(
+            state=state,
+            elicitation_id=secrets.token_urlsafe(16),
+            principal=principal,
+            owner=owner,
+            credential_key=key,
+            url=f"{page_url}{separator}{urlencode({'state': state})}",
+            redirect_uri="",
+            code_verifier="",
+            tokens=None,
+            auth_config=config,
+            expires_at=time.monotonic() + self._lifetime,
+        )
+        return self._register(pending)
+
+    def peek(self, state: str) -> PendingSignIn | None:
+        """The valid sign-in `state` names, left in place (a page shows it before the user submits)."""
+        pending = self._by_state.get(state) if state else None
+        return pending if pending is not None and pending.valid else None
+
+    def take(self, state: str) -> PendingSignIn | None:
+        """The valid sign-in `state` names, taken: no later request with the same `state` finds it."""
+        pending = self._by_state.pop(state, None) if state else None
+        if pending is None:
+            return None
+        if not pending.valid:
+            self._drop(pending)
+            return None
+        return pending
+
+    async def complete(self, pending: PendingSignIn, credential: AuthCredential) -> None:
+        """Store the credential a sign-in obtained and wake the call waiting for it."""
+        await self._credentials.save(pending.principal, pending.credential_key, credential)
+        pending.credential = credential
+        pending.done.set()
+
+    def fail(self, pending: PendingSignIn, reason: str) -> None:
+        """End a sign-in without a credential, saying why."""
+        pending.failure = reason
+        pending.done.set()
+
+    def _in_flight(self, owner: tuple[str, str, str]) -> PendingSignIn | None:
+        self._forget_expired()
+        pending = self._by_owner.get(owner)
+        return pending if pending is not None and pending.failure is None else None
+
+    def _register(self, pending: PendingSignIn) -> PendingSignIn:
         if len(self._by_state) >= MAX_PENDING:
-            oldest = next(iter(self._by_state.values()))
-            self._drop(oldest)
-        self._by_state[state] = pending
-        self._by_owner[owner] = pending
+            self._drop(next(iter(self._by_state.values())))
+        self._by_state[pending.state] = pending
+        self._by_owner[pending.owner] = pending
         return pending
 
     async def wait(self, pending: PendingSignIn, within: float) -> AuthCredential | str:
@@ -178,38 +244,29 @@ class SignIns:
     async def callback(self, request: Request) -> Response:
         """`GET /oauth/callback`: complete the sign-in `state` names, once."""
         state = request.query_params.get("state", "")
-        pending = self._by_state.pop(state, None) if state else None
-        if pending is None or pending.expires_at < time.monotonic() or pending.done.is_set():
-            if pending is not None:
-                self._drop(pending)
-            return _page(
-                400,
-                "Sign-in link not valid",
-                "This sign-in link is unknown, already used or expired. Go back to your MCP client and call the tool "
-                "again to get a new one.",
-            )
+        found = self.peek(state)
+        pending = self.take(state) if found is not None and found.tokens is not None else None
+        if pending is None or pending.tokens is None:
+            return invalid_link_page()
         error = request.query_params.get("error")
         code = request.query_params.get("code")
         if error or not code:
             description = request.query_params.get("error_description", "")
-            pending.failure = f"The sign-in at {pending.provider} was not completed: {error or 'no code'}" + (
+            reason = f"The sign-in at {pending.provider} was not completed: {error or 'no code'}" + (
                 f" ({description})" if description else ""
             )
-            pending.done.set()
-            return _page(400, "Sign-in not completed", pending.failure + ". You can close this window.")
+            self.fail(pending, reason)
+            return page(400, "Sign-in not completed", reason + ". You can close this window.")
         try:
             credential = await pending.tokens.exchange_code(
                 code, redirect_uri=pending.redirect_uri, code_verifier=pending.code_verifier
             )
-            await self._credentials.save(pending.principal, pending.credential_key, credential)
         except TokenError as exc:
             logger.warning("Sign-in for credential %r failed: %s", pending.credential_key, exc.error or "error")
-            pending.failure = f"The sign-in at {pending.provider} failed: {exc}"
-            pending.done.set()
-            return _page(502, "Sign-in failed", pending.failure)
-        pending.credential = credential
-        pending.done.set()
-        return _page(200, "Signed in", "You are signed in. You can close this window and return to your MCP client.")
+            self.fail(pending, f"The sign-in at {pending.provider} failed: {exc}")
+            return page(502, "Sign-in failed", pending.failure or "")
+        await self.complete(pending, credential)
+        return page(200, "Signed in", "You are signed in. You can close this window and return to your MCP client.")
 
     def _drop(self, pending: PendingSignIn) -> None:
         self._by_state.pop(pending.state, None)
@@ -222,10 +279,21 @@ class SignIns:
             self._drop(pending)
 
 
-def _page(status: int, title: str, text: str) -> HTMLResponse:
+def invalid_link_page() -> HTMLResponse:
+    """The answer to an unknown, used or expired `state`."""
+    return page(
+        400,
+        "Sign-in link not valid",
+        "This sign-in link is unknown, already used or expired. Go back to your MCP client and call the tool "
+        "again to get a new one.",
+    )
+
+
+def page(status: int, title: str, text: str, form: str = "") -> HTMLResponse:
+    """A minimal HTML page (title, one paragraph, an optional form's markup); never cached, never referred."""
     body = (
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
+        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>{form}</body></html>"
     )
     return HTMLResponse(
         body, status_code=status, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}

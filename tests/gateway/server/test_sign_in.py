@@ -7,16 +7,18 @@ URL-elicitation handler follows the URL like a browser (redirects and all), whic
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
+import anyio
 import httpx2
 import pytest
 from mcp import types
 from mcp.client.context import ClientRequestContext
-from server_harness import DEADLINE, ERAS, Era, http_server
-from sign_in_harness import Browser, CalendarApi, call, open_url, signing_in_server
+from server_harness import DEADLINE, ERAS, Era, connect, http_server
+from sign_in_harness import Browser, CalendarApi, call, new_key, open_url, signing_in_server
 
 from gateway.server import ToolServer
-from gateway.tools import FunctionTool
+from gateway.tools import APIKey, APIKeyIn, AuthConfig, FunctionTool, HTTPBase, HTTPBearer, ToolContext
 from tests.support.oauth_provider import OAuthProvider
 
 
@@ -180,3 +182,80 @@ async def test_a_google_adk_tool_asking_with_adks_own_auth_config_signs_the_user
         assert not result.is_error, result
         assert result.structured_content == {"user": "alice"}
         assert len(browser.asked) == 1
+
+
+class KeyPad(Browser):
+    """Opens the server's credential page and submits `values` on it, as a user typing them would."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        super().__init__()
+        self.values = values
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
+        del context
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        self.asked.append(params)
+        state = parse_qs(urlparse(params.url).query)["state"][0]
+        async with httpx2.AsyncClient(timeout=DEADLINE) as http:
+            shown = await http.get(params.url)
+            assert shown.status_code == 200
+            assert "type='password'" in shown.text
+            action = params.url.partition("?")[0]
+            self.pages.append(await http.post(action, data={"state": state, **self.values}))
+            # The same state again: already used.
+            self.pages.append(await http.post(action, data={"state": state, **self.values}))
+        return types.ElicitResult(action="accept")
+
+
+def weather_tool(expected: dict[str, str]) -> Any:
+    schemes = {
+        "apiKey": APIKey(**{"in": APIKeyIn.header, "name": "X-API-Key"}),
+        "bearer": HTTPBearer(),
+        "basic": HTTPBase(scheme="basic"),
+    }
+
+    def weather(kind: str, tool_context: ToolContext) -> dict[str, Any]:
+        """Today's weather from an API that needs the user's own credential."""
+        config = AuthConfig(auth_scheme=schemes[kind], credential_key=f"weather-{kind}")
+        credential = tool_context.get_auth_response(config)
+        given = None
+        if credential is not None:
+            http = credential.http
+            given = credential.api_key or (http.credentials.token or http.credentials.password if http else None)
+        if given != expected[kind]:
+            tool_context.request_credential(config)
+            return {"pending": "Waiting for your credential."}
+        return {"weather": "sunny"}
+
+    return FunctionTool(weather)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("era", "kind", "values"),
+    [
+        ("legacy", "apiKey", {"secret": "k-123"}),
+        ("modern", "apiKey", {"secret": "k-123"}),
+        ("modern", "bearer", {"secret": "t-456"}),
+        ("legacy", "basic", {"username": "alice", "password": "p-789"}),
+    ],
+)
+async def test_an_api_key_or_token_is_entered_on_the_servers_own_page_never_through_the_client(
+    era: Era, kind: str, values: dict[str, str]
+) -> None:
+    expected = {"apiKey": "k-123", "bearer": "t-456", "basic": "p-789"}
+    server = ToolServer([weather_tool(expected)], credential_keys=[new_key()])
+    async with http_server(server) as base_url:
+        keypad = KeyPad(values)
+        options = {"elicitation_callback": keypad.elicit, "message_handler": keypad.on_message}
+        async with connect("http", era, base_url, **options) as client:
+            with anyio.fail_after(DEADLINE):
+                result = await client.call_tool("weather", {"kind": kind})
+                again = await client.call_tool("weather", {"kind": kind})
+        assert result.structured_content == {"weather": "sunny"}, result
+        assert again.structured_content == {"weather": "sunny"}
+        assert len(keypad.asked) == 1
+        assert keypad.asked[0].url.startswith(f"{base_url}/oauth/secret?state=")
+        assert [page.status_code for page in keypad.pages] == [200, 400]
+        if era == "legacy":
+            assert keypad.completed == [keypad.asked[0].elicitation_id]

@@ -1,0 +1,102 @@
+"""The server's own page where a user enters a secret a tool asked for: an API key, a bearer token, a password.
+
+MCP forbids asking for secrets through form elicitation (2025-11-25: "Servers MUST NOT use form mode elicitation to
+request sensitive information"); they go through URL mode instead, to a page outside the MCP client. For a tool
+whose `AuthConfig` has an `APIKey`, `HTTPBearer` or `HTTPBase` scheme, the server sends the user (URL-mode
+elicitation) to `GET /oauth/secret?state=…`, a form; its `POST` stores the secret as the user's credential, once per
+`state` (single-use, expiring, bound to principal, session, tool and credential key, as a sign-in's), and the call
+waiting for it runs the tool again.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from gateway.server.sign_in import SignIns, invalid_link_page, page
+from gateway.tools import (
+    APIKey,
+    AuthConfig,
+    AuthCredential,
+    AuthCredentialTypes,
+    HttpAuth,
+    HTTPBase,
+    HttpCredentials,
+)
+
+__all__ = ["ENTRY_PATH", "entry_endpoint", "entry_fields"]
+
+ENTRY_PATH: Final = "/oauth/secret"
+_MAX_LENGTH: Final = 8192
+
+Field = tuple[str, str, str]
+"""(form field name, label, input type)."""
+
+
+def entry_fields(config: AuthConfig) -> list[Field] | None:
+    """The fields the page asks for `config`'s scheme; None for a scheme the user cannot type in (OAuth2)."""
+    scheme = config.auth_scheme
+    if isinstance(scheme, APIKey):
+        return [("secret", f"API key ({scheme.name})", "password")]
+    if isinstance(scheme, HTTPBase):
+        if scheme.scheme.lower() == "basic":
+            return [("username", "User name", "text"), ("password", "Password", "password")]
+        return [("secret", f"{scheme.scheme.capitalize()} token", "password")]
+    return None
+
+
+def _credential(config: AuthConfig, values: dict[str, str]) -> AuthCredential:
+    scheme = config.auth_scheme
+    if isinstance(scheme, APIKey):
+        return AuthCredential(auth_type=AuthCredentialTypes.API_KEY, api_key=values["secret"])
+    assert isinstance(scheme, HTTPBase)
+    if scheme.scheme.lower() == "basic":
+        credentials = HttpCredentials(username=values["username"], password=values["password"])
+    else:
+        credentials = HttpCredentials(token=values["secret"])
+    return AuthCredential(
+        auth_type=AuthCredentialTypes.HTTP, http=HttpAuth(scheme=scheme.scheme, credentials=credentials)
+    )
+
+
+def entry_endpoint(sign_ins: SignIns) -> Callable[[Request], Awaitable[Response]]:
+    """`GET` and `POST /oauth/secret` over `sign_ins` (see the module docstring)."""
+
+    async def endpoint(request: Request) -> Response:
+        if request.method == "GET":
+            pending = sign_ins.peek(request.query_params.get("state", ""))
+            fields = entry_fields(pending.auth_config) if pending is not None and pending.tokens is None else None
+            if pending is None or fields is None:
+                return invalid_link_page()
+            inputs = "".join(
+                f"<p><label>{html.escape(label)} <input name='{name}' type='{kind}' required "
+                f"autocomplete='off' maxlength='{_MAX_LENGTH}'></label></p>"
+                for name, label, kind in fields
+            )
+            form = (
+                f"<form method='post' action='{ENTRY_PATH}'>"
+                f"<input type='hidden' name='state' value='{html.escape(pending.state)}'>{inputs}"
+                "<p><button type='submit'>Save</button></p></form>"
+            )
+            tool = pending.owner[1]
+            return page(200, "Enter your credential", f"The tool {tool} needs it. It is stored encrypted.", form)
+        form_data = await request.form()
+        state = str(form_data.get("state", ""))
+        found = sign_ins.peek(state)
+        fields = entry_fields(found.auth_config) if found is not None and found.tokens is None else None
+        if found is None or fields is None:
+            return invalid_link_page()
+        values = {name: str(form_data.get(name, "")) for name, _, _ in fields}
+        if any(not value or len(value) > _MAX_LENGTH for value in values.values()):
+            return page(400, "Not saved", "Fill in every field (at most 8192 characters each) and try again.")
+        pending = sign_ins.take(state)
+        if pending is None:
+            return invalid_link_page()
+        await sign_ins.complete(pending, _credential(pending.auth_config, values))
+        return page(200, "Saved", "Your credential is saved. You can close this window and return to your MCP client.")
+
+    return endpoint
