@@ -128,6 +128,12 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
         "(default: 100); one more gets HTTP 429",
     )
     serve.add_argument(
+        "--metrics",
+        action="store_true",
+        help="serve Prometheus metrics at GET /metrics over HTTP (loopback clients only, unless a metrics token "
+        "is set in $ADK_MCP_GATEWAY_METRICS_TOKEN)",
+    )
+    serve.add_argument(
         "--session-retention",
         type=float,
         metavar="SECONDS",

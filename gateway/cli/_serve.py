@@ -55,6 +55,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from gateway.server import serve
     from gateway.server.auth import TOKENS_ENV, parse_tokens
     from gateway.server.sealing import require_shared_key, sealing_keys
+    from gateway.server.tracing import configure_tracing
     from gateway.state.location import is_redis, open_state_store, state_location
 
     host = args.host or os.environ.get(HOST_ENV) or _DEFAULT_HOST
@@ -63,6 +64,7 @@ def run_serve(args: argparse.Namespace) -> int:
     config = sources.config
     anyio.run(check_names_at_start, sources.items)
     name = args.name or sources.name or "adk-mcp-gateway"
+    configure_tracing(name)
     location = state_location(args.state, config.state if config else None)
     keys = sealing_keys(config.sealing_key if config else None)
     if args.transport != "stdio":
@@ -93,6 +95,7 @@ def run_serve(args: argparse.Namespace) -> int:
         json_response=args.json_response,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
+        metrics=args.metrics,
         **({} if args.max_sessions_per_client is None else {"max_sessions_per_client": args.max_sessions_per_client}),
     )
     return 0

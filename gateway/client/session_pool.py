@@ -92,6 +92,11 @@ class SessionPool:
         self._failures = 0
         self._last_error: str | None = None
         self._retry_at = 0.0
+        self._lost: set[SessionSlot] = set()
+        self.reconnects = 0
+        """Sessions opened to replace one the upstream lost (its process exited, it forgot the session)."""
+        self.connect_failures = 0
+        """Connection attempts that failed, in all."""
 
     # --- where owner tasks run ----------------------------------------------------------------------------------
 
@@ -130,6 +135,7 @@ class SessionPool:
         What failed before is forgotten with them: the next use starts afresh (and `status()` says `idle`).
         """
         slots, self._slots = list(self._slots.values()), {}
+        self._lost.clear()
         self._failures, self._last_error, self._retry_at = 0, None, 0.0
         async with anyio.create_task_group() as tg:
             for slot in slots:
@@ -220,6 +226,8 @@ class SessionPool:
             if slot.session is None or not slot.session.alive:
                 stale, slot.session, slot.tools = slot.session, None, None
                 if stale is not None:
+                    if _lost(stale):
+                        self._lost.add(slot)
                     await stale.aclose()
                 wait = self._retry_at - time.monotonic()
                 if wait > 0 and self._last_error is not None:
@@ -238,6 +246,9 @@ class SessionPool:
                     self.record_failure(str(exc))
                     raise
                 self._failures, self._last_error, self._retry_at = 0, None, 0.0
+                if slot in self._lost:
+                    self._lost.discard(slot)
+                    self.reconnects += 1
                 session.meta = self._session_meta(slot, session)
                 slot.session = session
             return slot, slot.session
@@ -245,6 +256,7 @@ class SessionPool:
     def record_failure(self, reason: str) -> None:
         """The upstream failed (a connection, or an answer that did not come in time): back off before the next."""
         self._failures += 1
+        self.connect_failures += 1
         self._last_error = reason
         self._retry_at = time.monotonic() + min(_MAX_BACKOFF, _FIRST_BACKOFF * 2 ** (self._failures - 1))
 
@@ -260,6 +272,7 @@ class SessionPool:
         for key, slot in list(self._slots.items()):
             if slot.session is not None and not slot.session.alive and not slot.lock.locked() and not slot.active:
                 del self._slots[key]
+                self._lost.discard(slot)
 
     async def release(self, context: ReadonlyContext | None) -> None:
         """End the session of a context's identity now (not a session every context shares)."""
@@ -267,6 +280,8 @@ class SessionPool:
             return
         key, _, _ = await self._identity(context)
         slot = self._slots.pop(key, None)
+        if slot is not None:
+            self._lost.discard(slot)
         if slot is not None and slot.session is not None:
             await slot.session.aclose()
 
@@ -275,6 +290,7 @@ class SessionPool:
         if slot.session is session:
             slot.session = None
             slot.tools = None
+            self._lost.add(slot)
         await session.aclose()
 
     @staticmethod
@@ -321,3 +337,8 @@ class SessionPool:
     def failures(self) -> int:
         """Connection attempts failed in a row."""
         return self._failures
+
+
+def _lost(session: UpstreamSession) -> bool:
+    """Whether a session ended because the upstream went away (not closed by us, nor for idleness)."""
+    return session.transport_ended or session.expired or session.error is not None

@@ -231,11 +231,20 @@ class McpToolset(BaseToolset, UpstreamContent):
             logger.debug("Could not tell %s that the roots changed: %s", session.description, exc)
 
     def status(self) -> dict[str, Any]:
-        """Health for `/healthz`: `connected` (a live session), `idle` (none needed yet) or `failing` (why)."""
+        """Health for `/healthz`: `connected` (a live session), `idle` (none needed yet) or `failing` (why).
+
+        Also the sessions open now, the sessions opened to replace one the upstream lost (`reconnects`) and the
+        connection attempts that failed (`connect_failures`), both since the toolset was made.
+        """
         live = self._pool.live_sessions
         error = self._pool.last_error
         state = "connected" if live else "failing" if error is not None else "idle"
-        report: dict[str, Any] = {"state": state, "sessions": live}
+        report: dict[str, Any] = {
+            "state": state,
+            "sessions": live,
+            "reconnects": self._pool.reconnects,
+            "connect_failures": self._pool.connect_failures,
+        }
         if error is not None:
             report["error"] = error
             report["failures"] = self._pool.failures

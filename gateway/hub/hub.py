@@ -14,12 +14,13 @@ import functools
 import logging
 from collections.abc import Sequence
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 import anyio
 from mcp import types
 from mcp.server.context import ServerRequestContext
 
-from gateway.client import McpTool, McpToolset
+from gateway.client import McpTool, McpToolset, StdioConnectionParams
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras
 from gateway.hub.held_calls import HeldCalls
@@ -31,6 +32,7 @@ from gateway.server.extension import PendingCall, ServerHooks
 from gateway.server.health import redact_reason
 from gateway.server.tool_call import error_result
 from gateway.server.tool_server import ToolServer
+from gateway.server.tracing import upstream_call_span
 from gateway.tools import BaseTool, ToolContext
 from gateway.tools.tool_union import ToolUnion
 
@@ -64,6 +66,12 @@ class Hub:
             return None
         return tool.raw_mcp_tool.model_copy(update={"name": tool.name})
 
+    def upstream_of(self, tool: BaseTool) -> str | None:
+        """The config key of the upstream serving `tool` (None: a local tool)."""
+        if isinstance(tool, McpTool) and isinstance(tool.toolset, UpstreamToolset):
+            return tool.toolset.key
+        return None
+
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
         """Resources, prompts, completion and roots, offered only when there is an upstream to serve them."""
         if not self.passthrough:
@@ -95,6 +103,10 @@ class Hub:
             reports[str(name)] = report
         return reports
 
+    def held_call_count(self) -> int:
+        """How many upstream calls are held open across a modern client's rounds now."""
+        return len(self.held_calls)
+
     async def call_tool(self, call: PendingCall) -> types.CallToolResult | types.InputRequiredResult | None:
         """Forward a call of an upstream tool (held open for a modern client), or resume a held call.
 
@@ -119,11 +131,13 @@ class Hub:
 
     async def _forward(self, tool: McpTool, arguments: dict[str, Any], context: ToolContext) -> types.CallToolResult:
         """`tools/call` on the tool's upstream; its result as sent, only resource URIs made the gateway's."""
+        upstream = next((u for u in self.passthrough.upstreams if u is tool.toolset), None)
         try:
-            result = await tool.call_mcp(arguments, context)
+            with upstream_call_span(self.upstream_of(tool), tool.raw_mcp_tool.name, lambda: _peer(upstream)) as span:
+                result = await tool.call_mcp(arguments, context)
+                span.result(result)
         except UpstreamUnavailableError as exc:
             return error_result(str(exc))
-        upstream = next((u for u in self.passthrough.upstreams if u is tool.toolset), None)
         return self.passthrough.tool_result(upstream, result)
 
     async def __aenter__(self) -> Self:
@@ -151,6 +165,15 @@ class Hub:
         stack, self._exit_stack = self._exit_stack, None
         if stack is not None:
             await stack.aclose()
+
+
+def _peer(upstream: McpToolset | None) -> tuple[str, tuple[str, int] | None]:
+    """How an upstream is reached, for its spans: `pipe` (stdio), or `tcp` and its host and port."""
+    params = upstream.connection_params if upstream is not None else None
+    if params is None or isinstance(params, StdioConnectionParams):
+        return "pipe", None
+    parts = urlsplit(params.url)
+    return "tcp", (parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
 
 
 def gateway_server(tools: Sequence[ToolUnion], **options: Any) -> ToolServer:

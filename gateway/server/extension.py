@@ -63,6 +63,10 @@ class ServerExtension(Protocol):
         """The MCP description of one of the extension's tools (None: the server describes it from its declaration)."""
         ...
 
+    def upstream_of(self, tool: BaseTool) -> str | None:
+        """The name of the upstream serving one of the extension's tools (None: not an upstream's tool)."""
+        ...
+
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
         """Extra `on_*` handlers for the SDK's low-level `Server` (keyword arguments)."""
         ...
@@ -81,6 +85,10 @@ class ServerExtension(Protocol):
 
     def status(self) -> dict[str, dict[str, Any]]:
         """Health reports by name (`/healthz` shows them under `upstreams`)."""
+        ...
+
+    def held_call_count(self) -> int:
+        """How many calls are held open now, waiting for a modern client's next round."""
         ...
 
     async def __aenter__(self) -> Self: ...

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.errors import ConfigError, MissingExtraError
 from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.health import health_endpoint
@@ -44,6 +45,7 @@ __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_SESSION_IDLE_TIMEOUT", "create_app"]
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
 _LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+_MIN_METRICS_TOKEN: Final = 16
 _SESSION_ID: Final = re.compile(rb"session_id=([0-9a-f]{32})")
 """The SSE transport's `endpoint` event names the connection's message URL, `...?session_id=<uuid hex>`."""
 
@@ -72,6 +74,8 @@ def create_app(
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
     max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
     reclaim_idle_after: float = DEFAULT_RECLAIM_IDLE_AFTER,
+    metrics: bool = False,
+    metrics_token: str | None = None,
 ) -> Starlette:
     """A Starlette app serving `tool_server` over streamable HTTP and SSE.
 
@@ -92,9 +96,12 @@ def create_app(
         max_sessions_per_client: open streamable HTTP sessions plus SSE connections per principal (per client
             address when anonymous); one more gets HTTP 429 naming the limit.
         reclaim_idle_after: a client at its limit first loses its sessions idle at least this many seconds.
+        metrics: serve `GET /metrics` (Prometheus text format; `gateway.server.metrics`).
+        metrics_token: the bearer token `/metrics` requires (None: it answers loopback clients only).
 
     Raises:
-        ConfigError: a session limit is not positive.
+        ConfigError: a session limit is not positive, or the metrics token is shorter than 16 characters.
+        MissingExtraError: `metrics` without `prometheus-client` installed (the `metrics` extra).
     """
     security = transport_security(allowed_hosts)
     manager = StreamableHTTPSessionManager(
@@ -169,6 +176,7 @@ def create_app(
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
         *(resource_metadata_routes(oauth, tool_server.name) if oauth is not None else []),
+        *_metrics_routes(tool_server, sessions, host_check, enabled=metrics, token=metrics_token),
         Route(
             "/mcp",
             guarded(MalformedIdGuard(sessions.streamable(StreamableHTTPASGIApp(manager)), max_body_size=max_body_size)),
@@ -215,6 +223,32 @@ class _FirstAccepting:
             if access is not None:
                 return access
         return None
+
+
+def _metrics_routes(
+    tool_server: ToolServer,
+    sessions: HttpSessions,
+    host_check: TransportSecurityMiddleware,
+    *,
+    enabled: bool,
+    token: str | None,
+) -> list[Route]:
+    """`GET /metrics`, when enabled (prometheus-client is imported only then)."""
+    if not enabled:
+        return []
+    if token is not None and len(token) < _MIN_METRICS_TOKEN:
+        raise ConfigError(
+            f"The metrics token is too short ({len(token)} characters); use at least {_MIN_METRICS_TOKEN}, e.g. "
+            "the output of `python -c 'import secrets; print(secrets.token_urlsafe())'`."
+        )
+    try:
+        from gateway.server.metrics import GatewayMetrics, metrics_endpoint
+    except ImportError as exc:
+        raise MissingExtraError(
+            f'/metrics needs prometheus-client: pip install "adk-mcp-gateway[metrics]" ({exc}).'
+        ) from exc
+    gathered = GatewayMetrics(tool_server, open_sessions=lambda: sessions.open_count)
+    return [Route("/metrics", metrics_endpoint(gathered, token=token, host_check=host_check), methods=["GET"])]
 
 
 class _SseEndpoint:

@@ -103,6 +103,11 @@ class HttpSessions:
         sessions = len(self._by_client.get(client, ()))
         return sessions + self._streams.get(client, 0) + self._opening.get(client, 0)
 
+    @property
+    def open_count(self) -> int:
+        """How many streamable HTTP sessions and SSE connections are open now, of all clients."""
+        return len(self._sessions) + sum(self._streams.values())
+
     def _add(self, session_id: str, session: _Session) -> None:
         self._sessions[session_id] = session
         self._by_client.setdefault(session.client, set()).add(session_id)

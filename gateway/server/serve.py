@@ -27,11 +27,13 @@ from gateway.state import StateStore
 from gateway.state.location import open_state_store, state_location
 from gateway.tools.tool_union import ToolUnion
 
-__all__ = ["Transport", "serve", "serve_async"]
+__all__ = ["METRICS_TOKEN_ENV", "Transport", "serve", "serve_async"]
 
 logger = logging.getLogger(__name__)
 
 Transport = Literal["stdio", "sse", "http"]
+METRICS_TOKEN_ENV = "ADK_MCP_GATEWAY_METRICS_TOKEN"
+"""The bearer token `/metrics` requires, read when none is given."""
 GRACEFUL_SHUTDOWN_SECONDS = 10.0
 
 
@@ -56,6 +58,8 @@ async def serve_async(
     session_idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
     max_sessions_per_client: int = DEFAULT_MAX_SESSIONS_PER_CLIENT,
     reclaim_idle_after: float = DEFAULT_RECLAIM_IDLE_AFTER,
+    metrics: bool = False,
+    metrics_token: str | None = None,
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -82,6 +86,9 @@ async def serve_async(
         max_sessions_per_client: open HTTP sessions plus SSE connections per principal (per address when
             anonymous); one more gets HTTP 429 naming the limit.
         reclaim_idle_after: a client at its limit first loses its sessions idle at least this many seconds.
+        metrics: serve `GET /metrics` over HTTP (Prometheus text format; needs the `metrics` extra).
+        metrics_token: the bearer token `/metrics` requires (default: `$ADK_MCP_GATEWAY_METRICS_TOKEN`; without
+            one, `/metrics` answers loopback clients only).
 
     Raises:
         ConfigError: `host:port` cannot be bound (HTTP).
@@ -113,6 +120,8 @@ async def serve_async(
         session_idle_timeout=session_idle_timeout,
         max_sessions_per_client=max_sessions_per_client,
         reclaim_idle_after=reclaim_idle_after,
+        metrics=metrics,
+        metrics_token=metrics_token if metrics_token is not None else os.environ.get(METRICS_TOKEN_ENV) or None,
     )
     config = uvicorn.Config(
         app,

@@ -29,6 +29,7 @@ from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.credential_requests import CALLBACK_URL_ENV, DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
+from gateway.server.observation import RequestObservation, note_session, note_tool
 from gateway.server.pagination import page_of
 from gateway.server.request_log import RequestLine
 from gateway.server.round_state import RoundState, SpentRounds
@@ -161,6 +162,9 @@ class ToolServer:
                 on_set_logging_level=self._on_set_logging_level,
                 **extra_handlers,
             )
+        self.observation = RequestObservation()
+        """Every request, seen once (metrics, the request log and the trace's attributes hang on it)."""
+        self.server.middleware.append(self.observation)
         security = (
             RequestStateSecurity(keys=list(request_state_keys))
             if request_state_keys
@@ -278,6 +282,7 @@ class ToolServer:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
     def _track(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
+        note_session(identity.session_owner)
         if self.extension is not None:
             self.extension.track(ctx, identity.session_owner)
 
@@ -364,6 +369,7 @@ class ToolServer:
                 message=f"Unknown tool {params.name!r}. Available tools: {available}.",
                 data={"available": sorted(entries)},
             ) from None
+        note_tool(entry.tool.name, self.extension.upstream_of(entry.tool) if self.extension is not None else None)
         arguments = dict(params.arguments or {})
         features = McpClientFeatures(
             ctx,
