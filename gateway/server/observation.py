@@ -54,7 +54,7 @@ _OUTCOMES: Final = {
 """JSON-RPC error codes by outcome name; any other code is `error`."""
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestRecord:
     """What one request was and how it went (filled in while it runs).
 
