@@ -66,12 +66,6 @@ class Hub:
             return None
         return tool.raw_mcp_tool.model_copy(update={"name": tool.name})
 
-    def upstream_of(self, tool: BaseTool) -> str | None:
-        """The config key of the upstream serving `tool` (None: a local tool)."""
-        if isinstance(tool, McpTool) and isinstance(tool.toolset, UpstreamToolset):
-            return tool.toolset.key
-        return None
-
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
         """Resources, prompts, completion and roots, offered only when there is an upstream to serve them."""
         if not self.passthrough:
@@ -133,7 +127,8 @@ class Hub:
         """`tools/call` on the tool's upstream; its result as sent, only resource URIs made the gateway's."""
         upstream = next((u for u in self.passthrough.upstreams if u is tool.toolset), None)
         try:
-            with upstream_call_span(self.upstream_of(tool), tool.raw_mcp_tool.name, lambda: _peer(upstream)) as span:
+            key = tool.toolset.key if isinstance(tool.toolset, UpstreamToolset) else None
+            with upstream_call_span(key, tool.raw_mcp_tool.name, lambda: _peer(upstream)) as span:
                 result = await tool.call_mcp(arguments, context)
                 span.result(result)
         except UpstreamUnavailableError as exc:

@@ -63,10 +63,6 @@ class ServerExtension(Protocol):
         """The MCP description of one of the extension's tools (None: the server describes it from its declaration)."""
         ...
 
-    def upstream_of(self, tool: BaseTool) -> str | None:
-        """The name of the upstream serving one of the extension's tools (None: not an upstream's tool)."""
-        ...
-
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
         """Extra `on_*` handlers for the SDK's low-level `Server` (keyword arguments)."""
         ...

@@ -59,11 +59,14 @@ class RequestRecord:
     """What one request was and how it went (filled in while it runs).
 
     Outcomes: `ok`, `tool_error` (a `tools/call` result with `isError`), `input_required` (a modern client is asked
-    for input and calls again), `invalid_params`, `method_not_found`, `invalid_request`, `internal_error`, `error`
-    (another JSON-RPC error) and `cancelled`.
+    for input and calls again), `unknown_tool` (a `tools/call` of a tool the server does not have), `invalid_params`,
+    `method_not_found`, `invalid_request`, `internal_error` (also an exception), `error` (another JSON-RPC error)
+    and `cancelled`.
     """
 
     method: str
+    name: str = ""
+    """The tool name a `tools/call` asked for, as sent (for the log; a client may send anything here)."""
     tool: str = ""
     """The published tool name of a `tools/call` (`UNKNOWN_TOOL` until the catalog found it); else empty."""
     upstream: str = ""
@@ -131,6 +134,8 @@ class RequestObservation:
         record = RequestRecord(method=ctx.method if ctx.method in _KNOWN_METHODS else OTHER_METHOD)
         if record.method == "tools/call":
             record.tool = UNKNOWN_TOOL
+            name = ctx.params.get("name") if ctx.params else None
+            record.name = name if isinstance(name, str) else ""
         token = _current.set(record)
         started = time.perf_counter()
         try:
@@ -140,6 +145,8 @@ class RequestObservation:
         except MCPError as exc:
             record.error_code = exc.error.code
             record.outcome = _OUTCOMES.get(exc.error.code, "error")
+            if record.outcome == "invalid_params" and record.tool == UNKNOWN_TOOL:
+                record.outcome = "unknown_tool"
             raise
         except ValidationError:
             record.error_code = types.INVALID_PARAMS

@@ -31,7 +31,7 @@ from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import RequestObservation, note_session, note_tool
 from gateway.server.pagination import page_of
-from gateway.server.request_log import RequestLine
+from gateway.server.request_log import RequestLog
 from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.sign_in import SignIns
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
@@ -164,6 +164,7 @@ class ToolServer:
             )
         self.observation = RequestObservation()
         """Every request, seen once (metrics, the request log and the trace's attributes hang on it)."""
+        self.observation.observers.append(RequestLog())
         self.server.middleware.append(self.observation)
         security = (
             RequestStateSecurity(keys=list(request_state_keys))
@@ -338,15 +339,12 @@ class ToolServer:
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._active_calls += 1
         try:
-            with RequestLine("tools/call", params.name) as line:
-                result = await self._call_tool(ctx, params, line)
-                line.finished(result)
-                return result
+            return await self._call_tool(ctx, params)
         finally:
             self._active_calls -= 1
 
     async def _call_tool(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams, line: RequestLine
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         earlier = RoundState.parse(params.request_state)
         identity = identify(ctx, call=True, carried=None if earlier.session is None else earlier.session.session_key)
@@ -358,7 +356,6 @@ class ToolServer:
         try:
             # Only the source of this tool is asked: another source's hang or failure is not this call's.
             entry = await self.catalog.find(params.name, readonly)
-            line.upstream = entry.upstream
         except UpstreamUnavailableError as exc:
             return error_result(str(exc))
         except ToolNotFoundError:
@@ -369,7 +366,7 @@ class ToolServer:
                 message=f"Unknown tool {params.name!r}. Available tools: {available}.",
                 data={"available": sorted(entries)},
             ) from None
-        note_tool(entry.tool.name, self.extension.upstream_of(entry.tool) if self.extension is not None else None)
+        note_tool(entry.tool.name, entry.upstream)
         arguments = dict(params.arguments or {})
         features = McpClientFeatures(
             ctx,

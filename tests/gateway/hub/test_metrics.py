@@ -82,7 +82,7 @@ async def test_metrics_count_requests_by_method_tool_upstream_and_outcome(tmp_pa
     assert value(samples, requests, **call, tool="shout", upstream="", outcome="ok") == 1
     assert value(samples, requests, **call, tool="up_echo", upstream="up", outcome="ok") == 2
     assert value(samples, requests, **call, tool="up_echo", upstream="up", outcome="tool_error") == 1
-    assert value(samples, requests, **call, tool="_unknown", upstream="", outcome="invalid_params") == 1
+    assert value(samples, requests, **call, tool="_unknown", upstream="", outcome="unknown_tool") == 1
     assert value(samples, requests, method="initialize", tool="", upstream="", outcome="ok") == 1
     durations = "adk_mcp_gateway_request_duration_seconds_count"
     assert value(samples, durations, **call, tool="up_echo", upstream="up") == 3
@@ -114,7 +114,7 @@ async def test_tool_names_a_client_invents_collapse_into_one_series(tmp_path: Pa
                 response = await scrape(base_url)
     samples = parse(response.text)
     calls = [labels for labels in series(samples, "adk_mcp_gateway_requests_total") if labels["method"] == "tools/call"]
-    assert calls == [{"method": "tools/call", "tool": "_unknown", "upstream": "", "outcome": "invalid_params"}]
+    assert calls == [{"method": "tools/call", "tool": "_unknown", "upstream": "", "outcome": "unknown_tool"}]
     assert value(samples, "adk_mcp_gateway_requests_total", **calls[0]) == 50
     assert "invented_" not in response.text
     assert "made/up" not in response.text

@@ -41,9 +41,9 @@ async def test_each_call_logs_one_line_with_its_tool_upstream_duration_and_outco
     lines = [line for line in request_lines(caplog) if line["tool"] != "echo"]
     assert [(line["tool"], line["upstream"], line["outcome"]) for line in lines] == [
         ("notes_echo", "notes", "ok"),
-        ("notes_echo", "notes", "error"),
+        ("notes_echo", "notes", "tool_error"),
         ("shout", None, "ok"),
-        ("nope", None, "unknown tool"),
+        ("nope", None, "unknown_tool"),
     ]
     assert all(line["method"] == "tools/call" for line in lines)
     assert all(isinstance(line["duration_ms"], float) and line["duration_ms"] >= 0 for line in lines)
