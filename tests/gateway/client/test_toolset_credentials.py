@@ -6,6 +6,7 @@ The authorization server is the loopback `OAuthProvider`; the upstream checks it
 from __future__ import annotations
 
 import json
+import logging
 import stat
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
@@ -16,7 +17,7 @@ import anyio
 import httpx2
 import pytest
 
-from gateway.client import McpToolset, StreamableHTTPConnectionParams
+from gateway.client import McpToolset, SseConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.credentials import ClientCredentials, Credential, StoredLogin, TokenFile, log_in
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import ToolContext
@@ -233,3 +234,23 @@ async def test_a_login_with_a_pre_registered_client_uses_it_and_its_fixed_redire
         assert not [c for c in provider.clients if c.startswith("dcr-")]
         async with toolset_for(upstream, StoredLogin(file, login_command="login")) as toolset:
             assert (await whoami(toolset))["sub"] == "ada"
+
+
+async def test_client_credentials_work_over_sse_too_and_no_secret_or_token_reaches_a_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
+        credential = client_credentials(provider, upstream)
+        params = SseConnectionParams(url=upstream.url.removesuffix("/mcp") + "/sse", connect_timeout=DEADLINE)
+        async with McpToolset(connection_params=params, credential=credential, mode="legacy") as toolset:
+            claims = await whoami(toolset)
+            upstream.reject(upstream.seen[-1])
+            await whoami(toolset)
+        secrets = [client.client_secret for client in provider.clients.values() if client.client_secret]
+    assert claims["aud"] == upstream.url
+    assert len(set(upstream.seen)) == 2
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    assert logged
+    for secret in [*secrets, *upstream.seen]:
+        assert secret not in logged
