@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mcp import Client, MCPError
+from mcp import Client, MCPError, types
 
 from adapters import mcp_result_to_response
 from gateway.cli._arguments import call_arguments
@@ -91,11 +91,20 @@ async def run_call(sources: Sources, request: CallRequest, args_json: str | None
                 # A tool's own print() must not mix with the result on stdout.
                 with contextlib.redirect_stdout(sys.stderr):
                     try:
-                        result = await client.call_tool(request.tool, arguments, progress_callback=terminal.progress)
+                        # Sent as a plain request: `call_tool` would list every tool first (to check the result
+                        # against its output schema), starting every upstream; the gateway checked it already.
+                        call = types.CallToolRequest(
+                            params=types.CallToolRequestParams(name=request.tool, arguments=arguments)
+                        )
+                        result = await client.session.send_request(
+                            call, types.CallToolResult, progress_callback=terminal.progress
+                        )
                     except MCPError as exc:
-                        print(json.dumps({"error": exc.error.message}, indent=2, ensure_ascii=False))
-                        return 1
+                        result = exc
     finally:
         connection_id.reset(token)
+    if isinstance(result, MCPError):
+        print(json.dumps({"error": result.error.message}, indent=2, ensure_ascii=False))
+        return 1
     print(json.dumps(mcp_result_to_response(result), indent=2, ensure_ascii=False, default=str))
     return 1 if result.is_error else 0

@@ -14,9 +14,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+CLI_TOOLS = "tests/gateway/cli_tools.py"
+
+
+def _run(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "gateway.cli", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -167,3 +171,53 @@ def test_a_key_value_the_schema_cannot_take_is_a_usage_error_naming_it() -> None
     assert unknown.returncode == 2
     assert "no argument 'valu'" in unknown.stderr
     assert "Traceback" not in done.stderr + unknown.stderr
+
+
+def test_call_asks_a_tools_form_on_the_terminal_typing_each_answer() -> None:
+    done = _run("call", "--tools", CLI_TOOLS, "ask_profile", stdin="Grace\nforty\n85\n\nyes\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "action": "accept",
+        "content": {"name": "Grace", "age": 85, "colour": "green", "subscribe": True},
+    }
+    assert "Tell me about you." in done.stderr
+    assert "Argument age='forty': expected integer" in done.stderr
+
+
+def test_call_cancels_a_form_at_the_end_of_input() -> None:
+    done = _run("call", "--tools", CLI_TOOLS, "ask_profile", stdin="Grace\n")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"action": "cancel", "content": None}
+
+
+def test_call_prints_the_url_of_a_url_elicitation() -> None:
+    done = _run("call", "--tools", CLI_TOOLS, "visit")
+    assert done.returncode == 0, done.stderr
+    assert "Open this URL to continue: https://example.com/sign-in?x=1" in done.stderr
+    assert json.loads(done.stdout) == {"action": "accept"}
+
+
+def test_call_refuses_sampling_clearly_unless_a_sampling_command_is_given() -> None:
+    refused = _run("call", "--tools", CLI_TOOLS, "summarize", "text=long story")
+    assert refused.returncode == 1
+    assert "--sample-with" in json.loads(refused.stdout)["error"]
+    command = f'{sys.executable} -c "import sys; print(sys.stdin.read().strip().upper())"'
+    answered = _run("call", "--tools", CLI_TOOLS, "summarize", "text=long story", "--sample-with", command)
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(answered.stdout) == {"result": "USER: SUMMARISE: LONG STORY"}
+
+
+def test_a_tools_exception_prints_its_message_and_only_v_adds_the_traceback() -> None:
+    plain = _run("call", "--tools", CLI_TOOLS, "boom")
+    verbose = _run("call", "--tools", CLI_TOOLS, "boom", "-v")
+    assert plain.returncode == verbose.returncode == 1
+    assert "the widget is broken" in json.loads(plain.stdout)["error"]
+    assert "Traceback" not in plain.stderr
+    assert "Traceback" in verbose.stderr
+
+
+def test_a_tools_print_goes_to_stderr_and_stdout_holds_only_the_result() -> None:
+    done = _run("call", "--tools", CLI_TOOLS, "chatty", "text=hi")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"result": "HI"}
+    assert "chatter from the tool" in done.stderr

@@ -23,12 +23,14 @@ class Done:
         self.stderr = stderr.decode()
 
 
-async def cli(*args: str) -> Done:
+async def cli(*args: str, stdin: str = "") -> Done:
     """Run `python -m gateway.cli ARGS` without blocking the event loop (upstreams in this process must answer)."""
     env = {**os.environ, **child_env()}
     env.pop("HUB_TEST_UNSET_VARIABLE", None)
     with anyio.fail_after(DEADLINE):
-        done = await anyio.run_process([sys.executable, "-m", "gateway.cli", *args], cwd=ROOT, env=env, check=False)
+        done = await anyio.run_process(
+            [sys.executable, "-m", "gateway.cli", *args], input=stdin.encode(), cwd=ROOT, env=env, check=False
+        )
     return Done(done.returncode, done.stdout, done.stderr)
 
 
@@ -177,3 +179,29 @@ async def test_check_lists_disabled_upstreams_and_warns_when_there_is_nothing_to
     assert done.returncode == 0, done.stdout + done.stderr
     assert "  off   notes: disabled" in done.stdout
     assert "  WARN  nothing to serve" in done.stdout
+
+
+async def test_call_forwards_an_upstreams_elicitation_to_the_terminal_and_refuses_its_sampling(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"notes": {"url": url}})
+        asked = await cli("call", str(config), "notes_ask_name", stdin="Grace\n")
+        sampled = await cli("call", str(config), "notes_summarize", "text=a long story")
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout) == {"action": "accept", "name": "Grace"}
+    assert "What is your name?" in asked.stderr
+    assert sampled.returncode == 1
+    assert "--sample-with" in json.loads(sampled.stdout)["error"]
+    assert "has no MCP client" not in sampled.stdout + sampled.stderr
+
+
+async def test_call_starts_only_the_upstream_that_owns_the_tool(tmp_path: Path) -> None:
+    started = tmp_path / "other-started"
+    other = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w').close()"]}
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"notes": {"url": url}, "other": other}, tools=[LOCAL_TOOLS])
+        upstream_call = await cli("call", str(config), "notes_echo", "text=hi")
+        local_call = await cli("call", str(config), "shout", "text=hi")
+    assert upstream_call.returncode == 0, upstream_call.stderr
+    assert json.loads(upstream_call.stdout) == {"result": "hi"}
+    assert local_call.returncode == 0, local_call.stderr
+    assert not started.exists()
