@@ -30,6 +30,7 @@ from typing import Any, Literal, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from gateway.access_config import AuthConfig, IntrospectionConfig, PolicyConfig, RateLimitConfig
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,
@@ -133,6 +134,10 @@ class GatewayConfig(BaseModel):
     sealing_key: str | None = None
     """The secret(s) sealing modern clients' `requestState`, shared by every replica (`gateway.server.sealing`);
     write it as `${VAR}` rather than in the file."""
+    auth: AuthConfig | None = None
+    """Serve HTTP as an OAuth 2.1 resource server (`gateway.access_config`)."""
+    policies: list[PolicyConfig] = Field(default_factory=list[PolicyConfig])
+    """Which principals may use which tools, resources and prompts, and how often; none: everything allowed."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)
@@ -209,13 +214,24 @@ def _tags(model: type[BaseModel]) -> tuple[str, ...]:
     return get_args(model.model_fields["type"].annotation)
 
 
+def _section_model(loc: tuple[int | str, ...]) -> type[BaseModel]:
+    """The model whose keys the unknown key at `loc` sits among."""
+    if len(loc) == 1:
+        return GatewayConfig
+    if loc[0] == "auth":
+        return IntrospectionConfig if len(loc) > 2 and loc[1] == "introspection" else AuthConfig
+    if loc[0] == "policies":
+        return RateLimitConfig if len(loc) > 3 and loc[2] == "rateLimit" else PolicyConfig
+    return _auth_model(loc) or UpstreamConfig
+
+
 def _explain(error: ValidationError, path: Path) -> str:
     lines = [f"{path}: invalid gateway config:"]
     for detail in error.errors(include_url=False):
         loc = tuple(part for part in detail["loc"] if not str(part).startswith("function-"))
         message = detail["msg"]
         if detail["type"] == "extra_forbidden":
-            known = _known_keys(GatewayConfig if len(loc) == 1 else _auth_model(loc) or UpstreamConfig)
+            known = _known_keys(_section_model(loc))
             known = [("type" if key == "transport" else key) for key in known]
             by_lower = {key.lower(): key for key in known}
             close = difflib.get_close_matches(str(loc[-1]).lower(), list(by_lower), n=1)

@@ -9,6 +9,7 @@ __all__ = ["check"]
 
 async def check(config_path: str) -> int:
     """Print one line per upstream (ok, FAIL, off) and per problem; returns 1 if anything fails, else 0."""
+    from gateway.cli._access import check_access
     from gateway.config import load_config
     from gateway.hub import UpstreamToolset, gateway_tools
     from gateway.hub.name_check import local_tool_names
@@ -44,6 +45,7 @@ async def check(config_path: str) -> int:
     if not enabled and not local:
         print("  WARN  nothing to serve: no enabled upstream in mcpServers and no local tools (tools).")
     failures += _report_name_conflicts(published)
+    failures += await check_access(config, published)
     return 1 if failures else 0
 
 

@@ -6,6 +6,7 @@ import argparse
 from importlib.metadata import version
 from typing import Any, Final
 
+from gateway.cli._access import add_oauth_flags
 from gateway.cli._logs import LEVELS, LOG_FORMAT_ENV, LOG_LEVEL_ENV
 
 __all__ = ["HOST_ENV", "PORT_ENV", "parser"]
@@ -140,6 +141,7 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
         help="keep the state of sessions that never end explicitly (_meta session keys) this long after their "
         "last write (default: 30 days)",
     )
+    add_oauth_flags(serve)
 
 
 def _add_call(commands: Any, flags: argparse.ArgumentParser) -> None:

@@ -50,6 +50,8 @@ async def _reach_store(location: str) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is interrupted (HTTP); returns the exit code."""
+    from gateway.access_config import policy_of
+    from gateway.cli._access import oauth_settings
     from gateway.hub import gateway_server
     from gateway.hub.name_check import check_names_at_start
     from gateway.server import serve
@@ -78,11 +80,13 @@ def run_serve(args: argparse.Namespace) -> int:
         version=version("adk-mcp-gateway"),
         state_store=open_state_store(location),
         request_state_keys=keys,
+        policy=policy_of(config.policies) if config else None,
         **({"session_retention": args.session_retention} if args.session_retention is not None else {}),
     )
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
+    oauth = oauth_settings(args, config, host, port)
     loopback = host in ("127.0.0.1", "localhost", "::1")
-    if args.transport != "stdio" and not loopback and not (tokens or os.environ.get(TOKENS_ENV)):
+    if args.transport != "stdio" and not loopback and not (tokens or oauth or os.environ.get(TOKENS_ENV)):
         logger.warning("Serving on %s without --auth-token: anyone who can reach it can call the tools.", host)
     serve(
         tool_server,
@@ -90,6 +94,7 @@ def run_serve(args: argparse.Namespace) -> int:
         host=host,
         port=port,
         auth_tokens=tokens,
+        oauth=oauth,
         allowed_hosts=args.allow_host,
         stateless=args.stateless,
         json_response=args.json_response,

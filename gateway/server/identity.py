@@ -15,16 +15,19 @@ Session key, in order of preference:
    listings and reads (`tools/list`, resources, prompts) share one session that no call ever runs in
    (`anonymous`), so its state is always empty and nothing one client did shows through it.
 
-Principal: the authenticated bearer token's client id, or `local` when the server runs without auth (stdio,
-unauthenticated loopback HTTP). Session state is stored under principal *and* session key, so a session key
-guessed or replayed by another principal never reaches someone else's state.
+Principal: the authenticated bearer token's subject (an OAuth token's `sub`, a static token's user; a token
+without a subject: its client id), or `local` when the server runs without auth (stdio, unauthenticated loopback
+HTTP). An OAuth token's configured claims (`principal_claims`, e.g. `groups`) travel with it (`current_principal`).
+Session state is stored under principal *and* session key, so a session key guessed or replayed by another
+principal never reaches someone else's state.
 """
 
 from __future__ import annotations
 
 import contextvars
 import uuid
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 from mcp import MCPError, types
@@ -40,8 +43,10 @@ __all__ = [
     "MAX_SESSION_KEY_LENGTH",
     "SESSION_META_KEY",
     "CallIdentity",
+    "Principal",
     "connection_id",
     "connection_session_key",
+    "current_principal",
     "identify",
 ]
 
@@ -59,6 +64,22 @@ connection_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("adk_
 def connection_session_key(connection: str) -> str:
     """The session key of every request on one stdio or SSE connection (the `connection_id` it runs under)."""
     return f"connection:{connection}"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: a name, and the token claims kept with it (`{}` for static tokens and no auth)."""
+
+    name: str
+    claims: Mapping[str, Any] = field(default_factory=dict[str, Any])
+
+
+def current_principal() -> Principal:
+    """The principal of the request being served (`local` without auth)."""
+    token = get_access_token()
+    if token is None:
+        return Principal(DEFAULT_PRINCIPAL)
+    return Principal(token.subject or token.client_id, dict(token.claims or {}))
 
 
 @dataclass(frozen=True)
@@ -108,7 +129,7 @@ def identify(ctx: ServerRequestContext[Any, Any], *, call: bool = False, carried
         MCPError: -32602, the session key in `_meta` is not a string of 1 to 256 characters.
     """
     token = get_access_token()
-    principal = DEFAULT_PRINCIPAL if token is None else token.subject or token.client_id
+    principal = current_principal().name
     chosen = _chosen_key(cast("dict[str, Any]", ctx.meta or {}))
     if chosen is not None:
         return CallIdentity(principal, f"meta:{chosen}")

@@ -31,6 +31,8 @@ from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import RequestObservation, note_session, note_tool
 from gateway.server.pagination import page_of
+from gateway.server.policy import Policy
+from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
 from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.sign_in import SignIns
@@ -94,6 +96,8 @@ class ToolServer:
             `/oauth/callback` on the HTTP request's own base URL; over stdio, the loopback listener `serve()`
             starts).
         sign_in_timeout: seconds a call waits for its user to finish signing in.
+        policy: which principal may use which tool, resource and prompt, and how often (`gateway.server.policy`);
+            None allows everything.
 
     Raises:
         ConfigError: `session_retention` is not positive, or a credential key is malformed.
@@ -115,6 +119,7 @@ class ToolServer:
         credential_keys: Sequence[str | bytes] | None = None,
         callback_url: str | None = None,
         sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT,
+        policy: Policy | None = None,
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools, describe=extension.describe if extension is not None else None)
@@ -174,6 +179,9 @@ class ToolServer:
         self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
         self._spent_rounds = SpentRounds(security.ttl)
         self.server.middleware.append(self._end_call_sessions)
+        self.policy = policy
+        if policy is not None:
+            self.server.middleware.append(PolicyGuard(policy))
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
         # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
         # Each connection's serving loop is wrapped so the sessions it carried are released when it ends.

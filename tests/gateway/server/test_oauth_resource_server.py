@@ -6,20 +6,24 @@ import base64
 import hashlib
 import hmac
 import json
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from fixture_tools import TOOLS
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from oauth_harness import protected_server, token_client
-from server_harness import DEADLINE
 
+from gateway.server import ToolServer
 from gateway.server.oauth_settings import IntrospectionSettings
+from gateway.state import InMemoryStateStore
 from tests.support.oauth_provider import OAuthProvider
+from tests.support.protected_gateway import DEADLINE, ProtectedGateway, protected_gateway, token_client
 
 pytestmark = pytest.mark.anyio
 
@@ -52,6 +56,13 @@ def challenge(response: httpx2.Response) -> dict[str, str]:
             key, _, raw = part.strip().partition("=")
             params[key] = raw.strip('"')
     return params
+
+
+@asynccontextmanager
+async def protected_server(provider: OAuthProvider, **settings: Any) -> AsyncGenerator[ProtectedGateway]:
+    """The fixture tools, in-memory state, protected by `provider`."""
+    async with protected_gateway(provider, ToolServer(TOOLS, state_store=InMemoryStateStore()), **settings) as gateway:
+        yield gateway
 
 
 class MemoryStorage(TokenStorage):

@@ -1,0 +1,93 @@
+"""`policies` with real OAuth tokens over HTTP: listings filtered, calls refused, rate limits saying when to retry."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from fixture_tools import TOOLS
+from mcp import MCPError
+
+from adapters.meta_keys import RETRY_AFTER_META_KEY
+from gateway.access_config import PolicyConfig, policy_of
+from gateway.server import ToolServer
+from gateway.state import InMemoryStateStore
+from tests.support.oauth_provider import OAuthProvider
+from tests.support.protected_gateway import DEADLINE, ProtectedGateway, protected_gateway, token_client
+
+pytestmark = pytest.mark.anyio
+
+POLICIES: list[dict[str, Any]] = [
+    {"claims": {"groups": ["admins"]}, "allowTools": ["*"]},
+    {"principals": ["*"], "allowTools": ["add", "greet"], "denyTools": ["secret_*"]},
+    {"principals": ["*"], "allowTools": ["add"], "rateLimit": {"calls": 2, "perSeconds": 3600}},
+]
+
+
+@asynccontextmanager
+async def gateway_with(policies: list[dict[str, Any]] | None) -> AsyncGenerator[tuple[OAuthProvider, ProtectedGateway]]:
+    policy = policy_of([PolicyConfig.model_validate(p) for p in policies]) if policies else None
+    server = ToolServer(TOOLS, state_store=InMemoryStateStore(), policy=policy)
+    async with OAuthProvider() as provider, protected_gateway(provider, server) as gateway:
+        yield provider, gateway
+
+
+async def names(client: Any) -> set[str]:
+    return {tool.name for tool in (await client.list_tools()).tools}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_each_principal_lists_and_calls_only_what_its_rules_allow(mode: str) -> None:
+    async with gateway_with(POLICIES) as (provider, gateway):
+        admin = provider.mint("alice", audience=gateway.resource, claims={"groups": ["admins", "staff"]})
+        user = provider.mint("bob", audience=gateway.resource, claims={"groups": ["staff"]})
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, admin, mode=mode) as client:
+                admin_names = await names(client)
+                bumped = await client.call_tool("bump", {})
+            async with token_client(gateway.base_url, user, mode=mode) as client:
+                user_names = await names(client)
+                with pytest.raises(MCPError) as refused:
+                    await client.call_tool("bump", {})
+                greeted = await client.call_tool("greet", {"name": "Bob"})
+    assert {"add", "greet", "bump", "remove_item", "count_up"} <= admin_names
+    assert not bumped.is_error
+    assert user_names == {"add", "greet"}
+    assert refused.value.error.code == -32602
+    assert "policies" in refused.value.error.message
+    assert not greeted.is_error
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_rate_limited_call_gets_an_error_result_saying_when_to_retry(mode: str) -> None:
+    async with gateway_with(POLICIES) as (provider, gateway):
+        user = provider.mint("bob", audience=gateway.resource)
+        other = provider.mint("carol", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, user, mode=mode) as client:
+                results = [await client.call_tool("add", {"a": 1, "b": i}) for i in range(3)]
+                greet = await client.call_tool("greet", {"name": "Bob"})
+            async with token_client(gateway.base_url, other, mode=mode) as client:
+                carol = await client.call_tool("add", {"a": 1, "b": 1})
+    assert [r.is_error for r in results] == [False, False, True]
+    refused = results[2]
+    assert refused.meta is not None
+    retry_after = refused.meta[RETRY_AFTER_META_KEY]
+    assert 1700 < retry_after <= 1800  # half of 3600 s refills one call
+    assert f"Retry in {retry_after:g} seconds" in refused.content[0].text  # type: ignore[union-attr]
+    assert not greet.is_error  # no limit on greet
+    assert not carol.is_error  # carol has a bucket of her own
+
+
+async def test_with_auth_on_and_no_policy_every_tool_is_listed_and_callable() -> None:
+    async with gateway_with(None) as (provider, gateway):
+        token = provider.mint("bob", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, token) as client:
+                listed = await names(client)
+                result = await client.call_tool("bump", {})
+    assert {"add", "greet", "bump", "remove_item", "count_up"} <= listed
+    assert not result.is_error
