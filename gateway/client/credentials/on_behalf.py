@@ -41,6 +41,8 @@ _NO_SUBJECT = (
 class _PrincipalCredential(Credential):
     """Per-principal token sources, each seeing the latest token its principal presented."""
 
+    _purpose = "authenticate to the upstream with"
+
     def __init__(self, subject_token: SubjectToken | None) -> None:
         self._subject_token = subject_token
         self._subjects: dict[str, str] = {}
@@ -54,10 +56,13 @@ class _PrincipalCredential(Credential):
         return context.user_id if context is not None else ""
 
     def auth(self, context: ReadonlyContext | None) -> httpx2.Auth:
+        """The principal's auth; raises `CredentialError` at once (before any connection attempt, so the upstream
+        is not counted as failing) when the principal never presented a token."""
         principal = self.identity(context)
         subject = self._subject_token(context) if self._subject_token is not None else None
         if subject is not None:
             self._subjects[principal] = subject
+        self.subject(principal, self._purpose)
         if principal not in self._auths:
             self._auths[principal] = BearerAuth(_PrincipalSource(self, principal))
         return self._auths[principal]

@@ -18,9 +18,9 @@ import httpx2
 import pytest
 
 from gateway.client import McpToolset, SseConnectionParams, StreamableHTTPConnectionParams
-from gateway.client.credentials import ClientCredentials, Credential, StoredLogin, TokenFile, log_in
+from gateway.client.credentials import ClientCredentials, Credential, StoredLogin, TokenExchange, TokenFile, log_in
 from gateway.errors import CredentialError, UpstreamUnavailableError
-from gateway.tools import ToolContext
+from gateway.tools import ReadonlyContext, ToolContext
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
 
@@ -254,3 +254,31 @@ async def test_client_credentials_work_over_sse_too_and_no_secret_or_token_reach
     assert logged
     for secret in [*secrets, *upstream.seen]:
         assert secret not in logged
+
+
+# --- on behalf of the downstream principal -------------------------------------------------------------------------
+
+
+async def test_token_exchange_keeps_principals_apart_and_a_caller_without_a_token_does_not_fail_the_upstream() -> None:
+    async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
+        client = provider.add_client()
+        assert client.client_secret is not None
+        inbound = {"alice": provider.mint("alice"), "bob": provider.mint("bob")}
+        credential = TokenExchange(
+            client_id=client.client_id,
+            client_secret=client.client_secret,
+            token_url=provider.token_endpoint,
+            resource=upstream.url,
+            subject_token=lambda context: inbound.get(context.user_id) if context else None,
+        )
+        async with toolset_for(upstream, credential) as toolset:
+            with anyio.fail_after(DEADLINE), pytest.raises(UpstreamUnavailableError, match="no bearer token"):
+                await toolset.get_tools(ReadonlyContext(user_id="mallory"))
+            assert toolset.status()["state"] != "failing"
+            for user in ("alice", "bob"):
+                with anyio.fail_after(DEADLINE):
+                    result = await toolset.call_tool("whoami", {}, ToolContext(user_id=user))
+                assert result.structured_content is not None
+                assert result.structured_content["sub"] == user
+            assert toolset.status()["sessions"] == 2
+        assert not set(inbound.values()) & set(upstream.seen)
