@@ -82,11 +82,17 @@ async def protected_gateway(
 
 
 @asynccontextmanager
-async def token_client(base_url: str, token: str, *, mode: str = "legacy") -> AsyncGenerator[Client]:
-    """An `mcp.Client` over streamable HTTP presenting `token` (`mode`: `legacy` or `auto`)."""
+async def token_client(
+    base_url: str, token: str, *, mode: str = "legacy", **client_options: Any
+) -> AsyncGenerator[Client]:
+    """An `mcp.Client` over streamable HTTP presenting `token` (`mode`: `legacy` or `auto`; options: callbacks)."""
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=DEADLINE) as http,
-        Client(streamable_http_client(f"{base_url}/mcp", http_client=http), mode=mode) as client,  # type: ignore[arg-type]
+        Client(
+            streamable_http_client(f"{base_url}/mcp", http_client=http),
+            mode=mode,  # type: ignore[arg-type]
+            **client_options,
+        ) as client,
     ):
         yield client

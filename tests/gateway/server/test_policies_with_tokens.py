@@ -9,7 +9,8 @@ from typing import Any
 import anyio
 import pytest
 from fixture_tools import TOOLS
-from mcp import MCPError
+from mcp import MCPError, types
+from mcp.client.context import ClientRequestContext
 
 from adapters.meta_keys import RETRY_AFTER_META_KEY
 from gateway.access_config import PolicyConfig, policy_of
@@ -91,3 +92,21 @@ async def test_with_auth_on_and_no_policy_every_tool_is_listed_and_callable() ->
                 result = await client.call_tool("bump", {})
     assert {"add", "greet", "bump", "remove_item", "count_up"} <= listed
     assert not result.is_error
+
+
+async def answer_ada(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    del context, params
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_the_input_rounds_of_one_call_count_once_against_the_rate_limit(mode: str) -> None:
+    rules = [{"allowTools": ["*"], "rateLimit": {"calls": 1, "perSeconds": 3600}}]
+    async with gateway_with(rules) as (provider, gateway):
+        token = provider.mint("bob", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, token, mode=mode, elicitation_callback=answer_ada) as client:
+                answered = await client.call_tool("ask_name", {})
+                again = await client.call_tool("ask_name", {})
+    assert answered.structured_content == {"action": "accept", "name": "Ada"}  # its second round was let through
+    assert again.is_error  # the next call is a new one
