@@ -12,7 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, ROOT, FormFiller, Mode, connect, gateway_http, text_of, write_config
+from hub_harness import DEADLINE, ROOT, SLOW_START, FormFiller, Mode, connect, gateway_http, text_of, write_config
 from mcp import Client, MCPError
 
 pytestmark = pytest.mark.anyio
@@ -21,6 +21,7 @@ PUSH_UPSTREAM: dict[str, Any] = {
     "command": sys.executable,
     "args": ["-I", str(ROOT / "tests/conformance/fixture_upstream.py"), "stdio", "--push"],
     "prefix": "",
+    **SLOW_START,
 }
 PUSH_NO_BACK_CHANNEL = "no back-channel"
 

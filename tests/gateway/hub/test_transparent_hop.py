@@ -26,6 +26,7 @@ import pytest
 from hub_harness import (
     DEADLINE,
     ROOT,
+    SLOW_START,
     FormFiller,
     Target,
     bound_socket,
@@ -92,10 +93,10 @@ FIXTURE_CALLS: tuple[Call, ...] = (
 UNCALLED: frozenset[str] = frozenset()
 """Listed tools the tables leave out on purpose (none: every tool is called)."""
 
-SHARED: dict[str, Any] = {"prefix": "", "sessionPolicy": "shared"}
+SHARED: dict[str, Any] = {"prefix": "", "sessionPolicy": "shared", **SLOW_START}
 """One upstream session for the whole gateway: a 2026-07-28 client's anonymous calls would otherwise each get an
 upstream session of their own, and server-everything's toggles keep their state per session, as its direct
-client's one session does."""
+client's one session does. The listing deadline is generous: a Python upstream may start slowly on a busy machine."""
 
 Upstream = Literal["everything", "fixture"]
 Transport = Literal["stdio", "http"]
