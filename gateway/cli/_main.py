@@ -71,6 +71,8 @@ def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     args = parser().parse_args(argv)
+    # `serve --workers` starts its workers with the same arguments.
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         _setup_logging(args)
         return _run(args)

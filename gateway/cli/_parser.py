@@ -120,6 +120,16 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
         help="time a client may take to send a request's body once its headers are in (default: 60)",
     )
     serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N worker processes on the one HTTP port, sharing state through the store (default: 1); "
+        "with more than one, streamable HTTP is served without sessions (as --stateless)",
+    )
+    serve.add_argument("--worker-fd", type=int, help=argparse.SUPPRESS)
+    serve.add_argument("--worker-of", type=int, help=argparse.SUPPRESS)
     serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
     serve.add_argument(
         "--max-sessions-per-client",

@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import secrets
+import socket
+import sys
 from importlib.metadata import version
 
 import anyio
 
 from gateway.cli._parser import HOST_ENV, PORT_ENV
 from gateway.cli._sources import load_sources
-from gateway.errors import GatewayError
+from gateway.errors import ConfigError, GatewayError
 
 __all__ = ["run_serve"]
 
@@ -35,6 +38,53 @@ def _port(args: argparse.Namespace) -> int:
     if not 0 <= port <= _MAX_PORT:
         raise GatewayError(f"${PORT_ENV} is {text!r}: set it to a port number (0 to {_MAX_PORT}), or pass --port.")
     return port
+
+
+def _check_workers(args: argparse.Namespace, location: str) -> None:
+    """Refuse `--workers` where the workers could not share a port or state; warn where SQLite may not be safe."""
+    from gateway.state.location import SQLITE_IN_MEMORY, is_redis, network_filesystem
+
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be at least 1, got {args.workers}.")
+    if args.transport != "http":
+        raise ConfigError(
+            f"--workers needs --transport http: {args.transport} serves one client per process "
+            "(and an SSE connection's stream and posts must reach one process)."
+        )
+    if location == SQLITE_IN_MEMORY:
+        raise ConfigError(
+            f"--workers {args.workers} with --state {SQLITE_IN_MEMORY}: each worker would keep its own state in "
+            "its memory. Use a SQLite file or a redis:// URL."
+        )
+    filesystem = None if is_redis(location) else network_filesystem(location)
+    if filesystem is not None and args.worker_fd is None:
+        logger.warning(
+            "The state file %s is on a network filesystem (%s), where SQLite's locking between processes is not "
+            "reliable; with --workers use a local file or a redis:// URL.",
+            location,
+            filesystem,
+        )
+
+
+def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] | None) -> int:
+    """Bind the port and run `args.workers` workers on it until a signal (`gateway.server.workers`)."""
+    from gateway.server._http_runner import listen
+    from gateway.server.sealing import SEALING_KEY_ENV
+    from gateway.server.workers import supervise
+
+    env = dict(os.environ)
+    if keys is None:
+        # One machine, one supervisor: its workers share a key made here.
+        env[SEALING_KEY_ENV] = secrets.token_urlsafe(32)
+    with listen(host, port) as sock:
+        bound_host, bound_port = sock.getsockname()[:2]
+        logger.info(
+            "Serving on http://%s:%s/mcp (streamable HTTP, without sessions) with %d workers; Ctrl-C stops.",
+            bound_host,
+            bound_port,
+            args.workers,
+        )
+        return anyio.run(supervise, [sys.executable, "-m", "gateway.cli", *args.argv], sock, args.workers, env)
 
 
 async def _reach_store(location: str) -> None:
@@ -64,16 +114,26 @@ def run_serve(args: argparse.Namespace) -> int:
     port = _port(args)
     sources = load_sources(args.config, args.references, args.agents)
     config = sources.config
-    anyio.run(check_names_at_start, sources.items)
+    worker = args.worker_fd is not None
+    if worker:
+        from gateway.server.workers import die_with_supervisor
+
+        die_with_supervisor(args.worker_of)
+    else:
+        anyio.run(check_names_at_start, sources.items)
     name = args.name or sources.name or "adk-mcp-gateway"
     configure_tracing(name)
     location = state_location(args.state, config.state if config else None)
     keys = sealing_keys(config.sealing_key if config else None)
     if args.transport != "stdio":
         require_shared_key(keys, shared_state=is_redis(location))
-    if is_redis(location):
+    if args.workers != 1 or worker:
+        _check_workers(args, location)
+    if is_redis(location) and not worker:
         # Fail now, with the store's own message, rather than inside the server's start-up.
         anyio.run(_reach_store, location)
+    if args.workers > 1 and not worker:
+        return _supervise(args, host, port, keys)
     tool_server = gateway_server(
         sources.items,
         name=name,
@@ -93,10 +153,11 @@ def run_serve(args: argparse.Namespace) -> int:
         transport=args.transport,
         host=host,
         port=port,
+        **({"sock": socket.socket(fileno=args.worker_fd)} if worker else {}),
         auth_tokens=tokens,
         oauth=oauth,
         allowed_hosts=args.allow_host,
-        stateless=args.stateless,
+        stateless=args.stateless or worker,
         json_response=args.json_response,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,

@@ -49,20 +49,15 @@ def sealing_keys(configured: str | None = None) -> list[str] | None:
     return keys or None
 
 
-def require_shared_key(keys: list[str] | None, *, shared_state: bool, workers: int = 1) -> None:
-    """Refuse to start HTTP serving that spans processes (Redis state, several workers) without a shared key.
+def require_shared_key(keys: list[str] | None, *, shared_state: bool) -> None:
+    """Refuse to serve HTTP on state shared across replicas (Redis) without a shared key.
+
+    (`serve --workers N` on one machine needs none configured: the supervisor makes one for its workers.)
 
     Raises:
-        ConfigError: `keys` is None while the state is shared across replicas or `workers` > 1.
+        ConfigError: `keys` is None while the state is shared across replicas.
     """
-    if keys is not None:
-        return
-    if workers > 1:
-        raise ConfigError(
-            f"--workers {workers} runs several processes, and a modern client's next round may reach any of them, "
-            f"so they must share a sealing key for requestState. {_HOW}"
-        )
-    if shared_state:
+    if keys is None and shared_state:
         raise ConfigError(
             "The state store is Redis, which is for several replicas behind one endpoint; a modern client's next "
             "round may reach another replica, so every replica must seal requestState with the same key. " + _HOW

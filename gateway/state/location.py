@@ -8,12 +8,22 @@ URLs name a Redis server (the `redis` extra); anything else is a SQLite file pat
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Final
 
 from gateway.state.sqlite_store import STATE_PATH_ENV, SqliteStateStore, default_state_path
 from gateway.state.store import StateStore
 
-__all__ = ["REDIS_SCHEMES", "SQLITE_IN_MEMORY", "is_redis", "open_state_store", "state_location"]
+__all__ = [
+    "REDIS_SCHEMES",
+    "SQLITE_IN_MEMORY",
+    "is_redis",
+    "network_filesystem",
+    "open_state_store",
+    "state_location",
+]
+
+_NETWORK_FILESYSTEMS: Final = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "fuse.sshfs", "afs", "ceph"})
 
 REDIS_SCHEMES: Final = ("redis://", "rediss://", "unix://")
 SQLITE_IN_MEMORY: Final = ":memory:"
@@ -35,6 +45,29 @@ def state_location(explicit: str | os.PathLike[str] | None = None, configured: s
 def is_redis(location: str) -> bool:
     """Whether `location` names a Redis server rather than a SQLite file."""
     return location.lower().startswith(REDIS_SCHEMES)
+
+
+def network_filesystem(path: str | os.PathLike[str]) -> str | None:
+    """The type of the network filesystem `path` lives on (where SQLite locks are unreliable), or None.
+
+    Read from `/proc/mounts` (Linux); elsewhere, and for a path that does not exist yet, its nearest existing
+    parent counts; None when nothing can be told.
+    """
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            table = [line.split() for line in mounts]
+    except OSError:
+        return None
+    target = str(Path(path).expanduser().resolve())
+    best, kind = "", None
+    for fields in table:
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind if kind in _NETWORK_FILESYSTEMS else None
 
 
 def open_state_store(location: str | os.PathLike[str]) -> StateStore:

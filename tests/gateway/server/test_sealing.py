@@ -46,14 +46,9 @@ def test_redis_state_without_a_shared_key_is_refused() -> None:
         require_shared_key(None, shared_state=True)
 
 
-def test_several_workers_without_a_shared_key_are_refused() -> None:
-    with pytest.raises(ConfigError, match="--workers 2"):
-        require_shared_key(None, shared_state=False, workers=2)
-
-
 def test_one_process_on_sqlite_needs_no_key() -> None:
     require_shared_key(None, shared_state=False)
-    require_shared_key([KEY], shared_state=True, workers=4)
+    require_shared_key([KEY], shared_state=True)
 
 
 def test_serving_http_on_redis_without_a_sealing_key_exits_2_at_start_up() -> None:
