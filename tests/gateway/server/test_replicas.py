@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -82,6 +83,17 @@ async def replicas(redis_url: str, tmp_path: Path, count: int = 2) -> AsyncItera
             for index in range(count)
         ]
         yield started
+
+
+def haproxy_or_skip() -> str:
+    """The `haproxy` binary; the test is skipped without it (and fails under CI, whose .ci/run installs it)."""
+    binary = shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/usr/local/sbin")
+    if binary is None:
+        reason = "haproxy is not installed (apt-get install haproxy) to run examples/haproxy.cfg; .ci/run installs it."
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return binary
 
 
 def session_meta() -> dict[str, Any]:
@@ -228,3 +240,47 @@ async def test_handshake_clients_reinitialise_after_their_replica_died_and_keep_
                     keyed = (await client.call_tool("read_state", {}, meta=meta)).structured_content
     assert fresh == {"state": {"user:name": "Ada"}}
     assert keyed == {"state": {"user:name": "Ada", "kept": "by the _meta key"}}
+
+
+async def test_the_haproxy_example_keeps_each_handshake_session_on_its_replica_and_spreads_modern_calls(
+    redis_url: str, tmp_path: Path
+) -> None:
+    binary = haproxy_or_skip()
+    meta = session_meta()
+    async with replicas(redis_url, tmp_path) as (a, b):
+        port = free_port()
+        config = (ROOT / "examples" / "haproxy.cfg").read_text()
+        for example, real in [
+            ("bind 127.0.0.1:8000", f"bind 127.0.0.1:{port}"),
+            ("127.0.0.1:8001", a.url.removeprefix("http://")),
+            ("127.0.0.1:8002", b.url.removeprefix("http://")),
+        ]:
+            assert example in config
+            config = config.replace(example, real)
+        (tmp_path / "haproxy.cfg").write_text(config)
+        with (tmp_path / "haproxy.log").open("wb") as log:
+            balancer = await anyio.open_process(
+                [binary, "-db", "-f", str(tmp_path / "haproxy.cfg")], stdout=log, stderr=log, stdin=subprocess.DEVNULL
+            )
+            async with balancer:
+                try:
+                    url = f"http://127.0.0.1:{port}"
+                    await wait_until_healthy(url)
+                    with anyio.fail_after(DEADLINE * 2):
+                        # Round-robin alone would send every other request of the session to the replica that does
+                        # not know it (404): the stick table keeps them together.
+                        async with connect("http", "legacy", url) as client:
+                            for index in range(6):
+                                await client.call_tool("set_key", {"key": f"key-{index}", "value": "kept"})
+                            legacy = (await client.call_tool("read_state", {})).structured_content
+                        async with connect("http", "modern", url) as client:
+                            counts = [
+                                (await client.call_tool("bump", {}, meta=meta)).structured_content for _ in range(4)
+                            ]
+                finally:
+                    if balancer.returncode is None:
+                        balancer.terminate()
+                        with anyio.move_on_after(DEADLINE, shield=True):
+                            await balancer.wait()
+    assert legacy == {"state": {f"key-{index}": "kept" for index in range(6)}}
+    assert counts == [{"session": n, "user": n, "app": n} for n in range(1, 5)]
