@@ -17,6 +17,8 @@ from typing import Any, cast
 
 import pydantic
 from google.adk.sessions import BaseSessionService, InMemorySessionService
+from google.adk.tools.authenticated_function_tool import AuthenticatedFunctionTool as AdkAuthenticatedFunctionTool
+from google.adk.tools.base_authenticated_tool import BaseAuthenticatedTool as AdkBaseAuthenticatedTool
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.adk.tools.function_tool import FunctionTool as AdkFunctionTool
@@ -126,6 +128,11 @@ class AdkTool(BaseTool):
         super().__init__(name=tool.name, description=tool.description, is_long_running=tool.is_long_running)
         self.adk_tool = tool
         self._sessions = sessions or InMemorySessionService()
+
+    @property
+    def needs_credentials(self) -> bool:
+        """Whether the ADK tool is one of ADK's authenticated tools (it asks its user for a credential)."""
+        return isinstance(self.adk_tool, AdkBaseAuthenticatedTool | AdkAuthenticatedFunctionTool)
 
     def _get_declaration(self) -> FunctionDeclaration | None:
         declaration = self.adk_tool._get_declaration()  # pyright: ignore[reportPrivateUsage] - ADK's declaration API

@@ -23,7 +23,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from gateway.errors import NameConflictError, ToolNotFoundError, UpstreamUnavailableError
+from gateway.errors import ConfigError, NameConflictError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.credential_requests import CALLBACK_URL_ENV, DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
@@ -38,10 +38,12 @@ from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.sign_in import SignIns
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
 from gateway.state import CredentialKeys, CredentialStore, InMemoryStateStore, StateScope, StateStore
+from gateway.state.credential_store import CREDENTIAL_KEY_ENV
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.state.state_locks import StateLocks
 from gateway.tools import (
     ArtifactService,
+    BaseTool,
     BaseToolset,
     InMemoryArtifactService,
     ReadonlyContext,
@@ -127,6 +129,14 @@ class ToolServer:
         self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
         keys = CredentialKeys(credential_keys) if credential_keys else CredentialKeys.from_env()
+        asking = [item.name for item in self.catalog.items if isinstance(item, BaseTool) and item.needs_credentials]
+        if keys is None and asking:
+            raise ConfigError(
+                f"Tools {', '.join(asking)} ask their users for credentials, which this server stores encrypted, "
+                f'but it has no credential key: set ${CREDENTIAL_KEY_ENV} (make one with: python -c "import '
+                'base64, secrets; print(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())") or pass '
+                "credential_keys=."
+            )
         self.credentials: ServerCredentials | None = None
         """The users' credentials and sign-ins; None without a credential key."""
         if keys is not None:

@@ -29,6 +29,7 @@ from gateway.tools.auth_schemes import (
     OpenIdConnect,
     OpenIdConnectWithConfig,
 )
+from gateway.tools.authenticated_function_tool import AuthenticatedFunctionTool
 from gateway.tools.base_tool import BaseTool
 from gateway.tools.base_toolset import BaseToolset, ToolPredicate
 from gateway.tools.context import ClientFeatures, ProgressLog, ProgressSink, ReadonlyContext, ToolContext
@@ -46,6 +47,7 @@ __all__ = [
     "AuthScheme",
     "AuthSchemeType",
     "AuthToolArguments",
+    "AuthenticatedFunctionTool",
     "BaseTool",
     "BaseToolset",
     "ClientFeatures",

@@ -67,6 +67,11 @@ class BaseTool:
         """
         return True
 
+    @property
+    def needs_credentials(self) -> bool:
+        """Whether the tool declares that it asks for user credentials (a server then needs a credential key)."""
+        return False
+
     def _get_declaration(self) -> FunctionDeclaration | None:
         """The declaration a model sees; None for tools a model does not call directly."""
         return None

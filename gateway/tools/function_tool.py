@@ -159,6 +159,9 @@ class FunctionTool(BaseTool):
             Schema, or its name is reserved by ADK.
     """
 
+    _passed_parameters: frozenset[str] = frozenset()
+    """Parameters a subclass fills in itself (passed through `args`, hidden from the model)."""
+
     def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:
         if not callable(func):
             raise ToolDefinitionError(f"FunctionTool needs a callable, got {type(func).__name__}: {func!r}")
@@ -171,7 +174,12 @@ class FunctionTool(BaseTool):
         self.func = func
         self._require_confirmation = require_confirmation
         self._context_param = _context_parameter(func, signature.parameters)
-        excluded = _RUNTIME_PARAMETERS | ({self._context_param} if self._context_param else set[str]())
+        self._passed = frozenset(name for name in self._passed_parameters if name in signature.parameters)
+        excluded = (
+            _RUNTIME_PARAMETERS
+            | self._passed_parameters
+            | ({self._context_param} if self._context_param else set[str]())
+        )
         try:
             self._parameters = parameters_model(func, exclude=excluded, context_types=(ToolContext,))
             self._declaration = function_to_declaration(func, exclude=excluded, context_types=(ToolContext,))
@@ -233,7 +241,11 @@ class FunctionTool(BaseTool):
             tool_context = ToolContext()
         args = dict(args or {})
         given = {k: v for k, v in args.items() if k in self._known}
-        extra = {k: v for k, v in args.items() if k not in self._known and k not in _RUNTIME_PARAMETERS}
+        extra = {
+            k: v
+            for k, v in args.items()
+            if k not in self._known and k not in _RUNTIME_PARAMETERS and k not in self._passed_parameters
+        }
 
         missing = [name for name in self._parameters.required if name not in given]
         if missing:
@@ -267,6 +279,7 @@ class FunctionTool(BaseTool):
 
         if self._context_param is not None:
             call_args[self._context_param] = tool_context
+        call_args.update({name: args[name] for name in self._passed if name in args})
         result = await self._invoke(call_args, tool_context)
         return self._response(result)
 

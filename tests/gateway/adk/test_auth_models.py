@@ -82,3 +82,19 @@ def test_our_tool_context_accepts_an_adk_auth_config() -> None:
     assert isinstance(recorded.auth_scheme, OAuth2)
     assert recorded.credential_key == adk_config.credential_key
     assert context.get_auth_response(adk_config) is None  # pyright: ignore[reportArgumentType]
+
+
+@pytest.mark.filterwarnings("ignore:\\[EXPERIMENTAL\\]:UserWarning")
+def test_a_served_adk_authenticated_tool_declares_that_it_needs_credentials() -> None:
+    from google.adk.tools import FunctionTool as AdkFunctionTool
+    from google.adk.tools.authenticated_function_tool import AuthenticatedFunctionTool as AdkAuthenticatedFunctionTool
+
+    from gateway.adk import from_adk
+
+    def inbox(credential: AdkAuthCredential | None = None) -> str:
+        """Read the inbox."""
+        return "ok" if credential else "no"
+
+    config = AdkAuthConfig(auth_scheme=ADK_SCHEMES[1], credential_key="inbox")
+    assert from_adk(AdkAuthenticatedFunctionTool(func=inbox, auth_config=config)).needs_credentials  # type: ignore[union-attr]
+    assert not from_adk(AdkFunctionTool(inbox)).needs_credentials  # type: ignore[union-attr]

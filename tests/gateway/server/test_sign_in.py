@@ -17,8 +17,19 @@ from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, ERAS, Era, connect, http_server
 from sign_in_harness import Browser, CalendarApi, call, new_key, open_url, signing_in_server
 
+from gateway.errors import ConfigError
 from gateway.server import ToolServer
-from gateway.tools import APIKey, APIKeyIn, AuthConfig, FunctionTool, HTTPBase, HTTPBearer, ToolContext
+from gateway.tools import (
+    APIKey,
+    APIKeyIn,
+    AuthConfig,
+    AuthCredential,
+    AuthenticatedFunctionTool,
+    FunctionTool,
+    HTTPBase,
+    HTTPBearer,
+    ToolContext,
+)
 from tests.support.oauth_provider import OAuthProvider
 
 
@@ -259,3 +270,36 @@ async def test_an_api_key_or_token_is_entered_on_the_servers_own_page_never_thro
         assert [page.status_code for page in keypad.pages] == [200, 400]
         if era == "legacy":
             assert keypad.completed == [keypad.asked[0].elicitation_id]
+
+
+def test_a_server_with_a_tool_that_needs_credentials_refuses_to_start_without_a_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ADK_MCP_GATEWAY_CREDENTIAL_KEY", raising=False)
+    config = AuthConfig(auth_scheme=HTTPBearer(), credential_key="k")
+    tool = AuthenticatedFunctionTool(func=lambda credential=None: "ok", auth_config=config)
+    with pytest.raises(ConfigError, match=r"<lambda> ask their users for credentials.*ADK_MCP_GATEWAY_CREDENTIAL_KEY"):
+        ToolServer([tool])
+    assert ToolServer([tool], credential_keys=[new_key()]).credentials is not None
+
+
+@pytest.mark.anyio
+async def test_an_authenticated_function_tool_gets_the_signed_in_credential_as_its_argument() -> None:
+    made: list[AuthenticatedFunctionTool] = []
+
+    def tool(api: CalendarApi) -> Any:
+        def whoami(credential: AuthCredential) -> dict[str, Any]:
+            """Who is signed in."""
+            assert credential.oauth2 is not None
+            claims = api.provider.decode(credential.oauth2.access_token or "")
+            return {"user": claims["sub"] if claims else None}
+
+        made.append(AuthenticatedFunctionTool(func=whoami, auth_config=api.config()))
+        return made[0]
+
+    async with signing_in_server(tool) as (base_url, api, _server):
+        made[0].auth_config = api.config()  # the OAuth client exists once the server's callback URL is known
+        browser = Browser()
+        result = await call(base_url, "legacy", browser, tool="whoami")
+        assert result.structured_content == {"user": "alice"}, result
+        assert len(browser.asked) == 1

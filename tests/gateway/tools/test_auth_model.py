@@ -11,6 +11,7 @@ from gateway.tools import (
     AuthConfig,
     AuthCredential,
     AuthCredentialTypes,
+    AuthenticatedFunctionTool,
     HttpAuth,
     HTTPBase,
     HTTPBearer,
@@ -151,3 +152,43 @@ def test_get_auth_response_reads_an_adk_flows_answer_from_temp_state_as_adk_does
     assert found is not None
     assert found.http is not None
     assert found.http.credentials.token == "tok"
+
+
+def api_key_config(raw_key: str | None = None) -> AuthConfig:
+    raw = None if raw_key is None else AuthCredential(auth_type=AuthCredentialTypes.API_KEY, api_key=raw_key)
+    return AuthConfig(
+        auth_scheme=APIKey(**{"in": APIKeyIn.header, "name": "X-Key"}), raw_auth_credential=raw, credential_key="k"
+    )
+
+
+def read_inbox(folder: str, credential: AuthCredential | None = None) -> dict[str, str | None]:
+    """Read a mail folder."""
+    return {"folder": folder, "key": credential.api_key if credential else None}
+
+
+@pytest.mark.anyio
+async def test_an_authenticated_function_tool_requests_a_credential_until_there_is_one_and_then_passes_it() -> None:
+    tool = AuthenticatedFunctionTool(func=read_inbox, auth_config=api_key_config())
+    declaration = tool.get_declaration()
+    assert "credential" not in (declaration.parameters_json_schema or {}).get("properties", {})
+    assert tool.needs_credentials
+    context = ToolContext(function_call_id="call-1")
+    assert await tool.run_async(args={"folder": "inbox"}, tool_context=context) == "Pending User Authorization."
+    assert context.actions.requested_auth_configs["call-1"].credential_key == "k"
+    signed_in = ToolContext(credentials={"k": AuthCredential(auth_type=AuthCredentialTypes.API_KEY, api_key="user")})
+    assert await tool.run_async(args={"folder": "inbox"}, tool_context=signed_in) == {"folder": "inbox", "key": "user"}
+    # The model cannot pass a credential of its own.
+    forged = await tool.run_async(args={"folder": "inbox", "credential": "x"}, tool_context=ToolContext())
+    assert forged == "Pending User Authorization."
+
+
+@pytest.mark.anyio
+async def test_an_authenticated_function_tool_with_a_complete_configured_credential_never_asks() -> None:
+    tool = AuthenticatedFunctionTool(func=read_inbox, auth_config=api_key_config("configured"))
+    assert not tool.needs_credentials
+    assert await tool.run_async(args={"folder": "a"}, tool_context=ToolContext()) == {
+        "folder": "a",
+        "key": "configured",
+    }
+    plain = AuthenticatedFunctionTool(func=read_inbox, response_for_auth_required={"pending": True})
+    assert await plain.run_async(args={"folder": "b"}, tool_context=ToolContext()) == {"folder": "b", "key": None}
