@@ -105,7 +105,8 @@ async def check_access(config: GatewayConfig, published: list[tuple[str, str]]) 
         try:
             jwks = await verifier.authorization_server.jwks()
             keys = len(jwks.get("keys", []))
-            print(f"  ok    auth: issuer {settings.issuer}, {keys} signing keys, resource {settings.resource}")
+            resource = config.auth.resource or "http://HOST:PORT/mcp of serve (set auth.resource behind a proxy)"
+            print(f"  ok    auth: issuer {settings.issuer}, {keys} signing keys, resource {resource}")
         except GatewayError as exc:
             failures += 1
             print(f"  FAIL  auth: {exc}")
