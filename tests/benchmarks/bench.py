@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 - ratios are written with the multiplication sign on purpose
-"""Benchmark of adk-mcp-gateway: hop cost, server mode, catalog scale, footprint and large payloads.
+"""Benchmark of adk-mcp-gateway: hop cost, server mode, catalog scale, footprint, large payloads and workers.
 
     python tests/benchmarks/bench.py [--smoke] [--rounds N] [--calls N]
     python tests/benchmarks/bench.py --profile PATH     # only: the gateway process under pyinstrument
@@ -36,6 +36,7 @@ from _measure import sequential
 from _report import Row, render
 from _scale import catalog_section, cli_gateway, footprint_section
 from _settings import SESSIONS, Settings
+from _workers import workers_section
 
 logger = logging.getLogger("bench")
 
@@ -54,6 +55,7 @@ async def run(settings: Settings, emit: Callable[[str], None]) -> None:
                 ("echo and 1 MiB", lambda: hop_sections(settings, upstream, handshake_upstream, directory)),
                 ("catalog", lambda: catalog_section(settings, directory)),
                 ("footprint", lambda: footprint_section(settings, upstream, directory)),
+                ("workers", lambda: workers_section(settings, upstream, directory)),
             ]
             for name, section in sections:
                 started = time.perf_counter()
