@@ -17,19 +17,22 @@ A tool that asks again right after a sign-in in the same call gets an error, not
 from __future__ import annotations
 
 import logging
+import os
 import time
+from collections.abc import Sequence
 from typing import Any, Final
 
 from mcp import types
 from mcp.server.context import ServerRequestContext
 
-from gateway.errors import ServiceNotConfiguredError
+from gateway.errors import ConfigError, ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
 from gateway.server.oauth_tokens import TokenError, TokenRequest
 from gateway.server.secret_entry import ENTRY_PATH, entry_fields
 from gateway.server.sign_in import CALLBACK_PATH, SignIns, authorization_endpoints
-from gateway.state.credential_store import CREDENTIAL_KEY_ENV, CredentialStore
+from gateway.state import StateStore
+from gateway.state.credential_store import CREDENTIAL_KEY_ENV, CredentialKeys, CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2Auth
 
 __all__ = ["CALLBACK_URL_ENV", "CallCredentials", "ServerCredentials", "no_credential_store"]
@@ -84,6 +87,40 @@ class ServerCredentials:
         self.sign_ins = sign_ins
         self.callback_url = callback_url
         self.sign_in_timeout = sign_in_timeout
+
+    @classmethod
+    def configure(
+        cls,
+        state_store: StateStore,
+        *,
+        app_name: str,
+        keys: Sequence[str | bytes] | None,
+        asking: Sequence[str],
+        callback_url: str | None,
+        sign_in_timeout: float,
+    ) -> ServerCredentials | None:
+        """A server's credentials, sealed with `keys` (default: `$ADK_MCP_GATEWAY_CREDENTIAL_KEY`); None without keys.
+
+        Raises:
+            ConfigError: a key is malformed, or there is none although tools (`asking`) declare they need one.
+        """
+        sealing = CredentialKeys(keys) if keys else CredentialKeys.from_env()
+        if sealing is None:
+            if asking:
+                raise ConfigError(
+                    f"Tools {', '.join(asking)} ask their users for credentials, which this server stores "
+                    f"encrypted, but it has no credential key: set ${CREDENTIAL_KEY_ENV} (make one with: python -c "
+                    '"import base64, secrets; print(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())") '
+                    "or pass credential_keys=."
+                )
+            return None
+        store = CredentialStore(state_store, sealing, app_name=app_name)
+        return cls(
+            store,
+            SignIns(store),
+            callback_url=callback_url or os.environ.get(CALLBACK_URL_ENV) or None,
+            sign_in_timeout=sign_in_timeout,
+        )
 
     async def for_call(
         self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity, tool_name: str, features: McpClientFeatures

@@ -11,7 +11,6 @@ import contextlib
 import contextvars
 import functools
 import logging
-import os
 import random
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
@@ -23,10 +22,10 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from gateway.errors import ConfigError, NameConflictError, ToolNotFoundError, UpstreamUnavailableError
+from gateway.errors import NameConflictError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
-from gateway.server.credential_requests import CALLBACK_URL_ENV, DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
+from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import RequestObservation, note_session, note_tool
@@ -35,10 +34,8 @@ from gateway.server.policy import Policy
 from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
 from gateway.server.round_state import RoundState, SpentRounds
-from gateway.server.sign_in import SignIns
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
-from gateway.state import CredentialKeys, CredentialStore, InMemoryStateStore, StateScope, StateStore
-from gateway.state.credential_store import CREDENTIAL_KEY_ENV
+from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.state.state_locks import StateLocks
 from gateway.tools import (
@@ -128,25 +125,15 @@ class ToolServer:
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
-        keys = CredentialKeys(credential_keys) if credential_keys else CredentialKeys.from_env()
-        asking = [item.name for item in self.catalog.items if isinstance(item, BaseTool) and item.needs_credentials]
-        if keys is None and asking:
-            raise ConfigError(
-                f"Tools {', '.join(asking)} ask their users for credentials, which this server stores encrypted, "
-                f'but it has no credential key: set ${CREDENTIAL_KEY_ENV} (make one with: python -c "import '
-                'base64, secrets; print(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())") or pass '
-                "credential_keys=."
-            )
-        self.credentials: ServerCredentials | None = None
+        self.credentials = ServerCredentials.configure(
+            self.state_store,
+            app_name=name,
+            keys=credential_keys,
+            asking=[item.name for item in self.catalog.items if isinstance(item, BaseTool) and item.needs_credentials],
+            callback_url=callback_url,
+            sign_in_timeout=sign_in_timeout,
+        )
         """The users' credentials and sign-ins; None without a credential key."""
-        if keys is not None:
-            store = CredentialStore(self.state_store, keys, app_name=name)
-            self.credentials = ServerCredentials(
-                store,
-                SignIns(store),
-                callback_url=callback_url or os.environ.get(CALLBACK_URL_ENV) or None,
-                sign_in_timeout=sign_in_timeout,
-            )
         self.page_size = page_size
         # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
         self._exit_stack: contextlib.AsyncExitStack | None = None
