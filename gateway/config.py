@@ -107,12 +107,15 @@ class UpstreamConfig(BaseModel):
             raise ValueError("'auth' applies to remote servers ('url'); give a stdio server its secrets in 'env'")
         return self
 
-    def connection(self, base: Path) -> ConnectionParams:
-        """The client connection parameters for this upstream (relative `cwd` resolved against `base`)."""
+    def connection(self, base: Path, name: str | None = None) -> ConnectionParams:
+        """The client connection parameters for this upstream (relative `cwd` resolved against `base`); a stdio
+        child's stderr is logged under `name` (its config key)."""
         timeouts: dict[str, Any] = {"connect_timeout": self.connect_timeout, "call_timeout": self.call_timeout}
         if self.command is not None:
             cwd = str((base / self.cwd).resolve()) if self.cwd else None
-            return StdioConnectionParams(command=self.command, args=self.args, env=self.env, cwd=cwd, **timeouts)
+            return StdioConnectionParams(
+                command=self.command, args=self.args, env=self.env, cwd=cwd, log_name=name, **timeouts
+            )
         assert self.url is not None
         if self.transport == "sse" or (self.transport is None and self.url.rstrip("/").endswith("/sse")):
             return SseConnectionParams(url=self.url, headers=self.headers, **timeouts)

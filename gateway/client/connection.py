@@ -32,6 +32,8 @@ class StdioConnectionParams(_Params):
     env: dict[str, str] | None = None
     """Extra environment variables (added to a minimal safe environment, as the MCP SDK does)."""
     cwd: str | Path | None = None
+    log_name: str | None = None
+    """The name the child's stderr lines are logged under, as `[name] line` (default: the command's file name)."""
 
     def describe(self) -> str:
         """A short name for messages."""

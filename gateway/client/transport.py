@@ -18,6 +18,7 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from gateway.client._stderr_relay import stderr_relay
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,
@@ -133,8 +134,7 @@ def _transport(
     params: ConnectionParams, headers: dict[str, str] | None, hook: ResponseHook
 ) -> AbstractAsyncContextManager[Streams]:
     if isinstance(params, StdioConnectionParams):
-        command = resolve_command(params.command, params.env)
-        return stdio_client(StdioServerParameters(command=command, args=params.args, env=params.env, cwd=params.cwd))
+        return _stdio(params)
     if isinstance(params, SseConnectionParams):
 
         def factory(
@@ -159,6 +159,17 @@ def _transport(
             auth=params.httpx_auth(),
         )
     return _streamable_http(params, headers, hook)
+
+
+@contextlib.asynccontextmanager
+async def _stdio(params: StdioConnectionParams) -> AsyncGenerator[Streams]:
+    command = resolve_command(params.command, params.env)
+    server = StdioServerParameters(command=command, args=params.args, env=params.env, cwd=params.cwd)
+    async with (
+        stderr_relay(params.log_name or Path(params.command).name) as errlog,
+        stdio_client(server, errlog=errlog) as streams,
+    ):
+        yield streams
 
 
 @contextlib.asynccontextmanager

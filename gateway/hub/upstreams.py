@@ -49,7 +49,7 @@ class UpstreamToolset(McpToolset):
             if isinstance(credential, TokenExchange | PassThrough):
                 credential.bind_subject(_inbound_token)
         super().__init__(
-            connection_params=config.connection(base),
+            connection_params=config.connection(base, key),
             tool_filter=_tool_filter(config),
             tool_name_prefix=prefix or None,
             require_confirmation=config.confirm is True,

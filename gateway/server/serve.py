@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import socket
+import sys
 import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -151,7 +152,12 @@ async def _serve_stdio(tool_server: ToolServer) -> None:
                 url = await stack.enter_async_context(callback_listener(tool_server.credentials))
                 logger.info("Sign-in callback on %s", url)
             await stack.enter_async_context(tool_server)
+            sys.stdout.flush()
             read, write = await stack.enter_async_context(stdio_server())
+            # stdout is the wire now (the SDK points fd 1 at stderr and writes the wire to a copy): a tool's print()
+            # goes to stderr through Python's own stdout too, at once, instead of sitting in stdout's buffer until
+            # exit, when fd 1 is the wire again.
+            stack.enter_context(contextlib.redirect_stdout(sys.stderr))
             # The SDK drops a malformed request id and never answers; the filter answers -32600 instead.
             requests = MalformedIdFilter(read, write)
             await tool_server.server.run(requests, write, tool_server.server.create_initialization_options())

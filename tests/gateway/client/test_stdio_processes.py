@@ -44,3 +44,20 @@ async def test_cancelling_a_task_in_the_middle_of_a_call_leaves_no_child_process
             tg.cancel_scope.cancel()
     assert len(children) == 1
     assert child_pids() == before
+
+
+@pytest.mark.anyio
+async def test_an_upstreams_stderr_goes_to_the_log_line_by_line_under_its_name(
+    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level("INFO", logger="gateway.client.stderr")
+    with anyio.fail_after(DEADLINE):
+        async with McpToolset(connection_params=tiny_stdio(log_name="tiny")) as toolset:
+            (echo, _) = await toolset.get_tools()
+            for text in ("one", "two"):
+                await echo.run_async(args={"text": text}, tool_context=ToolContext())
+    # Closed: the child is gone and what it wrote has been read.
+    records = [record for record in caplog.records if record.name == "gateway.client.stderr"]
+    assert [record.getMessage() for record in records] == ["[tiny] tiny: echo one", "[tiny] tiny: echo two"]
+    assert {getattr(record, "upstream", None) for record in records} == {"tiny"}
+    assert "tiny: echo" not in capfd.readouterr().err

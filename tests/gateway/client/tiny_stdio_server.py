@@ -1,8 +1,8 @@
 """A minimal handshake-era MCP server over stdio, standard library only, so that it starts in milliseconds.
 
-Tools: `echo(text)` answers at once; `hang()` reports progress once (when the call carries a progress token) and
-never answers. The process ends when its stdin closes — or, with `--linger`, lives on for a minute after that (a
-server that only a signal ends, so a test can tell whether its client stopped it).
+Tools: `echo(text)` answers at once (and says so on stderr); `hang()` reports progress once (when the call carries
+a progress token) and never answers. The process ends when its stdin closes — or, with `--linger`, lives on for a
+minute after that (a server that only a signal ends, so a test can tell whether its client stopped it).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
     if method == "ping":
         return {}
     if method == "tools/call" and params.get("name") == "echo":
+        print(f"tiny: echo {arguments.get('text', '')}", file=sys.stderr, flush=True)
         return {"content": [{"type": "text", "text": str(arguments.get("text", ""))}]}
     if method == "tools/call" and params.get("name") == "hang":
         token = meta.get("progressToken")

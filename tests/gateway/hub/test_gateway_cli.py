@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, LOCAL_TOOLS, ROOT, child_env, upstream_http, write_config
+from hub_harness import DEADLINE, LOCAL_TOOLS, ROOT, child_env, upstream_http, upstream_stdio, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -205,3 +205,17 @@ async def test_call_starts_only_the_upstream_that_owns_the_tool(tmp_path: Path) 
     assert json.loads(upstream_call.stdout) == {"result": "hi"}
     assert local_call.returncode == 0, local_call.stderr
     assert not started.exists()
+
+
+async def test_a_stdio_upstreams_stderr_reaches_the_log_prefixed_with_its_key_not_the_commands_output(
+    tmp_path: Path,
+) -> None:
+    # The upstream is `adk-mcp-gateway serve` itself, which logs each call at info level on its stderr.
+    config = write_config(tmp_path, {"up": upstream_stdio(tmp_path / "up.db")})
+    quiet = await cli("call", str(config), "up_echo", "text=hi")
+    logged = await cli("call", str(config), "up_echo", "text=hi", "--log-level", "info")
+    assert quiet.returncode == logged.returncode == 0, quiet.stderr + logged.stderr
+    assert json.loads(quiet.stdout) == json.loads(logged.stdout) == {"result": "hi"}
+    assert "tools/call echo" not in quiet.stderr
+    (line,) = [line for line in logged.stderr.splitlines() if "tools/call echo" in line]
+    assert "INFO gateway.client.stderr: [up] " in line
