@@ -145,6 +145,16 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
         "is set in $ADK_MCP_GATEWAY_METRICS_TOKEN)",
     )
     serve.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve /metrics on a listener of its own (implies --metrics; only /metrics is served there, and no "
+        "longer on the MCP port; whoever can connect may scrape unless a metrics token is set)",
+    )
+    serve.add_argument(
+        "--metrics-host", default="127.0.0.1", metavar="HOST", help="interface of --metrics-port (default: 127.0.0.1)"
+    )
+    serve.add_argument(
         "--session-retention",
         type=float,
         metavar="SECONDS",

@@ -162,6 +162,8 @@ def run_serve(args: argparse.Namespace) -> int:
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         metrics=args.metrics,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
         **({} if args.max_sessions_per_client is None else {"max_sessions_per_client": args.max_sessions_per_client}),
     )
     return 0

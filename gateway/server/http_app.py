@@ -76,6 +76,7 @@ def create_app(
     reclaim_idle_after: float = DEFAULT_RECLAIM_IDLE_AFTER,
     metrics: bool = False,
     metrics_token: str | None = None,
+    metrics_port: int | None = None,
 ) -> Starlette:
     """A Starlette app serving `tool_server` over streamable HTTP and SSE.
 
@@ -97,7 +98,10 @@ def create_app(
             address when anonymous); one more gets HTTP 429 naming the limit.
         reclaim_idle_after: a client at its limit first loses its sessions idle at least this many seconds.
         metrics: serve `GET /metrics` (Prometheus text format; `gateway.server.metrics`).
-        metrics_token: the bearer token `/metrics` requires (None: it answers loopback clients only).
+        metrics_token: the bearer token `/metrics` requires (None: it answers loopback clients only, or anyone
+            reaching its own listener).
+        metrics_port: the local port of a listener of its own for `/metrics` (the server is given its socket
+            too); there only `/metrics` is served, and `/metrics` only there.
 
     Raises:
         ConfigError: a session limit is not positive, or the metrics token is shorter than 16 characters.
@@ -176,7 +180,14 @@ def create_app(
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
         *(resource_metadata_routes(oauth, tool_server.name) if oauth is not None else []),
-        *_metrics_routes(tool_server, sessions, host_check, enabled=metrics, token=metrics_token),
+        *_metrics_routes(
+            tool_server,
+            sessions,
+            host_check,
+            enabled=metrics or metrics_port is not None,
+            token=metrics_token,
+            port=metrics_port,
+        ),
         Route(
             "/mcp",
             guarded(MalformedIdGuard(sessions.streamable(StreamableHTTPASGIApp(manager)), max_body_size=max_body_size)),
@@ -197,6 +208,11 @@ def create_app(
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(verifier)),
             Middleware(AuthContextMiddleware),
         ]
+    if metrics_port is not None:
+        from gateway.server.metrics import MetricsListener
+
+        # Outermost: nothing but /metrics is ever served on the metrics listener, whatever its bind address.
+        middleware.insert(0, Middleware(MetricsListener, port=metrics_port))
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
@@ -232,6 +248,7 @@ def _metrics_routes(
     *,
     enabled: bool,
     token: str | None,
+    port: int | None,
 ) -> list[Route]:
     """`GET /metrics`, when enabled (prometheus-client is imported only then)."""
     if not enabled:
@@ -248,7 +265,8 @@ def _metrics_routes(
             f'/metrics needs prometheus-client: pip install "adk-mcp-gateway[metrics]" ({exc}).'
         ) from exc
     gathered = GatewayMetrics(tool_server, open_sessions=lambda: sessions.open_count)
-    return [Route("/metrics", metrics_endpoint(gathered, token=token, host_check=host_check), methods=["GET"])]
+    endpoint = metrics_endpoint(gathered, token=token, host_check=host_check, listener_port=port)
+    return [Route("/metrics", endpoint, methods=["GET"])]
 
 
 class _SseEndpoint:

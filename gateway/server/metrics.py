@@ -17,7 +17,8 @@ metrics apart. Label values are bounded: unknown methods and tools collapse into
 argument, a token or a session key.
 
 Who may scrape: with a metrics token, only requests bearing it (`Authorization: Bearer ...`; MCP tokens do not
-count); without one, only loopback clients. The Host/Origin check of the MCP endpoints applies as well.
+count). Without one, on the MCP listener only loopback clients (and the Host/Origin check of the MCP endpoints
+applies); on a listener of its own (`MetricsListener`), whoever its bind address lets connect.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.server.observation import RequestRecord
 from gateway.server.tool_server import ToolServer
 
-__all__ = ["DEFAULT_MAX_TOOL_LABELS", "GatewayMetrics", "metrics_endpoint"]
+__all__ = ["DEFAULT_MAX_TOOL_LABELS", "GatewayMetrics", "MetricsListener", "metrics_endpoint"]
 
 DEFAULT_MAX_TOOL_LABELS: Final = 1000
 OTHER_TOOL: Final = "_other"
@@ -145,14 +147,32 @@ class _ServerState(Collector):
         yield from (state, sessions, reconnects, failures)
 
 
+def _local_port(scope: Scope) -> int | None:
+    server = scope.get("server")
+    return int(server[1]) if server else None
+
+
 def metrics_endpoint(
-    metrics: GatewayMetrics, *, token: str | None, host_check: TransportSecurityMiddleware | None
+    metrics: GatewayMetrics,
+    *,
+    token: str | None,
+    host_check: TransportSecurityMiddleware | None,
+    listener_port: int | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
-    """The `/metrics` handler: the exposition, for the bearer of `token` (None: for loopback clients only)."""
+    """The `/metrics` handler: the exposition, for the bearer of `token` (None: see below).
+
+    With `listener_port`, `/metrics` is served on that port alone (its own listener, `MetricsListener`), where
+    the bind address decides who may reach it (no Host check, no loopback rule; the token still counts). Without
+    it, `/metrics` shares the MCP listener: its Host/Origin check applies and, without a token, only loopback
+    clients are answered.
+    """
     expected = f"Bearer {token}".encode() if token else None
 
     async def scrape(request: Request) -> Response:
-        if host_check is not None:
+        dedicated = listener_port is not None
+        if dedicated and _local_port(request.scope) != listener_port:
+            return PlainTextResponse("Not Found", status_code=404)
+        if host_check is not None and not dedicated:
             rejection = await host_check.validate_request(request, is_post=False)
             if rejection is not None:
                 return rejection
@@ -164,11 +184,26 @@ def metrics_endpoint(
                     status_code=401,
                     headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
                 )
-        elif request.client is None or request.client.host not in _LOOPBACK_CLIENTS:
+        elif not dedicated and (request.client is None or request.client.host not in _LOOPBACK_CLIENTS):
             return PlainTextResponse(
-                "/metrics answers loopback clients only; give the server a metrics token to scrape from elsewhere.\n",
+                "/metrics answers loopback clients only; give the server a metrics token, or a metrics listener of "
+                "its own, to scrape from elsewhere.\n",
                 status_code=403,
             )
         return Response(metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return scrape
+
+
+class MetricsListener:
+    """ASGI middleware: on the metrics listener's port only `/metrics` is served (never `/mcp` or anything else)."""
+
+    def __init__(self, app: ASGIApp, port: int) -> None:
+        self._app = app
+        self._port = port
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and _local_port(scope) == self._port and scope["path"] != "/metrics":
+            await PlainTextResponse("Not Found", status_code=404)(scope, receive, send)
+            return
+        await self._app(scope, receive, send)

@@ -61,6 +61,9 @@ async def serve_async(
     reclaim_idle_after: float = DEFAULT_RECLAIM_IDLE_AFTER,
     metrics: bool = False,
     metrics_token: str | None = None,
+    metrics_host: str = "127.0.0.1",
+    metrics_port: int | None = None,
+    metrics_sock: socket.socket | None = None,
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -89,7 +92,11 @@ async def serve_async(
         reclaim_idle_after: a client at its limit first loses its sessions idle at least this many seconds.
         metrics: serve `GET /metrics` over HTTP (Prometheus text format; needs the `metrics` extra).
         metrics_token: the bearer token `/metrics` requires (default: `$ADK_MCP_GATEWAY_METRICS_TOKEN`; without
-            one, `/metrics` answers loopback clients only).
+            one, `/metrics` answers loopback clients only, or anyone reaching its own listener).
+        metrics_host: the interface of the metrics listener (with `metrics_port`).
+        metrics_port: serve `/metrics` on a listener of its own at `metrics_host:metrics_port` (implies
+            `metrics`), and there alone; nothing else is served on it.
+        metrics_sock: an already bound socket for that listener instead of `metrics_host`/`metrics_port`.
 
     Raises:
         ConfigError: `host:port` cannot be bound (HTTP).
@@ -110,6 +117,9 @@ async def serve_async(
         # `socket.socket(AF_INET, SOCK_STREAM)` small SSE/JSON replies would wait ~40 ms for delayed ACKs.
         # Linux hands the option on to accepted connections.
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if metrics_sock is None and metrics_port is not None:
+        metrics_sock = listen(metrics_host, metrics_port)
+    sockets = [sock] if metrics_sock is None else [sock, metrics_sock]
     app = create_app(
         tool_server,
         stateless=stateless,
@@ -123,6 +133,7 @@ async def serve_async(
         reclaim_idle_after=reclaim_idle_after,
         metrics=metrics,
         metrics_token=metrics_token if metrics_token is not None else os.environ.get(METRICS_TOKEN_ENV) or None,
+        metrics_port=metrics_sock.getsockname()[1] if metrics_sock is not None else None,
     )
     config = uvicorn.Config(
         app,
@@ -140,7 +151,9 @@ async def serve_async(
     logger.info(
         "Serving %s on %s/mcp (streamable HTTP) and %s/sse (SSE); Ctrl-C stops.", tool_server.name, where, where
     )
-    await run_http(server, [sock])
+    if metrics_sock is not None:
+        logger.info("Serving metrics on port %s at /metrics", metrics_sock.getsockname()[1])
+    await run_http(server, sockets)
 
 
 async def _serve_stdio(tool_server: ToolServer) -> None:

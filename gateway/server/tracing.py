@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import sys
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Final
 
@@ -167,8 +168,8 @@ def configure_tracing(service_name: str, environ: Mapping[str, str] | None = Non
     Nothing happens when the variables ask for no export (`tracing_requested`), or when a provider is installed
     already (e.g. by `opentelemetry-instrument`). `OTEL_TRACES_EXPORTER` is a comma-separated list of `otlp`
     (the default when only an endpoint is set; OTLP over HTTP/protobuf, configured by the `OTEL_EXPORTER_OTLP_*`
-    variables) and `console`. The service is `OTEL_SERVICE_NAME`, else `service_name`; `OTEL_RESOURCE_ATTRIBUTES`
-    adds to it.
+    variables) and `console` (to stderr). The service is `OTEL_SERVICE_NAME`, else `service_name`;
+    `OTEL_RESOURCE_ATTRIBUTES` adds to it.
 
     Raises:
         MissingExtraError: the OpenTelemetry SDK (or the OTLP exporter) is not installed.
@@ -204,7 +205,8 @@ def configure_tracing(service_name: str, environ: Mapping[str, str] | None = Non
             raise MissingExtraError(f"The OTLP exporter is not installed: {_EXTRA_HINT}.") from exc
         exporters.append(OTLPSpanExporter())
     if "console" in names:
-        exporters.append(ConsoleSpanExporter())
+        # stderr: over stdio, stdout is the MCP stream.
+        exporters.append(ConsoleSpanExporter(out=sys.stderr))
     resource = Resource.create({SERVICE_NAME: env.get("OTEL_SERVICE_NAME") or service_name})
     provider = TracerProvider(resource=resource)
     for exporter in exporters:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
+import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,6 +17,7 @@ from hub_harness import (
     DEADLINE,
     LOCAL_TOOLS,
     Downstream,
+    bound_socket,
     connect,
     gateway_server,
     serving_http,
@@ -24,6 +27,8 @@ from hub_harness import (
 from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 from prometheus_client.parser import text_string_to_metric_families
+
+from gateway.server import serve_async
 
 pytestmark = pytest.mark.anyio
 
@@ -195,3 +200,58 @@ async def test_a_foreign_host_header_is_refused(tmp_path: Path) -> None:
     async with metered_gateway(tmp_path) as base_url:
         response = await scrape(base_url, host="attacker.example")
     assert response.status_code in (403, 421)
+
+
+async def test_a_metrics_listener_of_its_own_serves_metrics_and_nothing_else(tmp_path: Path) -> None:
+    with bound_socket() as metrics_sock:
+        metrics_url = f"http://127.0.0.1:{metrics_sock.getsockname()[1]}"
+        async with metered_gateway(tmp_path, metrics_sock=metrics_sock) as base_url:
+            own = await scrape(metrics_url)
+            on_the_mcp_port = await scrape(base_url)
+            async with httpx2.AsyncClient(timeout=DEADLINE) as http:
+                mcp_there = await http.post(
+                    f"{metrics_url}/mcp",
+                    headers={"accept": "application/json, text/event-stream"},
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                )
+                healthz_there = await http.get(f"{metrics_url}/healthz")
+    assert own.status_code == 200
+    assert "adk_mcp_gateway_requests_total" in own.text
+    assert on_the_mcp_port.status_code == 404
+    assert mcp_there.status_code == 404
+    assert healthz_there.status_code == 404
+
+
+def outward_address() -> str | None:
+    """This machine's address on its default route (a UDP `connect` sends nothing), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("203.0.113.1", 9))
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if address.startswith("127.") else address
+
+
+async def test_without_a_token_metrics_answer_loopback_clients_only(tmp_path: Path) -> None:
+    address = outward_address()
+    if address is None:
+        pytest.skip("this machine has no address besides loopback")
+    metrics_token = secrets.token_urlsafe(24)
+    config = write_config(tmp_path, {})
+    for token, expected in ((None, 403), (metrics_token, 200)):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((address, 0))
+            sock.listen(16)
+            url = f"http://{address}:{sock.getsockname()[1]}"
+            options: dict[str, Any] = {"metrics": True, "allowed_hosts": [address], "sock": sock}
+            if token is not None:
+                options["metrics_token"] = token
+            async with anyio.create_task_group() as tg:
+                serving = functools.partial(serve_async, gateway_server(config), transport="http", auth_tokens={})
+                tg.start_soon(functools.partial(serving, **options))
+                headers = {"authorization": f"Bearer {token}"} if token else {}
+                # The client connects from this machine's outward address, not from loopback.
+                response = await scrape(url, **headers)
+                tg.cancel_scope.cancel()
+        assert response.status_code == expected, response.text
