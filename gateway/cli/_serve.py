@@ -115,6 +115,11 @@ def run_serve(args: argparse.Namespace) -> int:
     sources = load_sources(args.config, args.references, args.agents)
     config = sources.config
     worker = args.worker_fd is not None
+    if args.workers > 1 and (args.metrics or args.metrics_port is not None):
+        raise GatewayError(
+            "--metrics cannot be combined with --workers: each worker would count only its own requests (and a "
+            "scrape reach one of them). Run replicas as separate processes, each with its own --metrics-port."
+        )
     if worker:
         from gateway.server.workers import die_with_supervisor
 

@@ -28,6 +28,7 @@ from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 from prometheus_client.parser import text_string_to_metric_families
 
+from gateway.cli import main
 from gateway.server import serve_async
 
 pytestmark = pytest.mark.anyio
@@ -255,3 +256,11 @@ async def test_without_a_token_metrics_answer_loopback_clients_only(tmp_path: Pa
                 response = await scrape(url, **headers)
                 tg.cancel_scope.cancel()
         assert response.status_code == expected, response.text
+
+
+def test_metrics_are_refused_with_several_workers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path, {}, tools=[LOCAL_TOOLS])
+    argv = ["serve", str(config), "--transport", "http", "--workers", "2", "--state", str(tmp_path / "state.db")]
+    for flags in (["--metrics"], ["--metrics-port", "0"]):
+        assert main([*argv, *flags]) == 2
+        assert "--metrics cannot be combined with --workers" in capsys.readouterr().err
