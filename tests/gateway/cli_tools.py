@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway import ToolContext
+from gateway import FunctionTool, ToolContext
 
-__all__ = ["ask_profile", "boom", "chatty", "summarize", "visit"]
+__all__ = ["ask_profile", "boom", "chatty", "empty_bin_tool", "summarize", "visit"]
 
 
 async def ask_profile(tool_context: ToolContext) -> dict[str, Any]:
@@ -48,3 +48,11 @@ def chatty(text: str) -> str:
     """Print to stdout, then answer."""
     print("chatter from the tool")
     return text.upper()
+
+
+def empty_bin() -> str:
+    """Empty the bin (asks for confirmation first)."""
+    return "emptied"
+
+
+empty_bin_tool = FunctionTool(empty_bin, require_confirmation=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import socket
 import subprocess
 import sys
@@ -221,3 +222,29 @@ def test_a_tools_print_goes_to_stderr_and_stdout_holds_only_the_result() -> None
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"result": "HI"}
     assert "chatter from the tool" in done.stderr
+
+
+def test_a_confirmation_is_refused_without_a_terminal_approved_by_yes_and_asked_on_a_terminal() -> None:
+    refused = _run("call", "--tools", CLI_TOOLS, "empty_bin")
+    approved = _run("call", "--tools", CLI_TOOLS, "empty_bin", "--yes")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout) == {"error": "This tool call is rejected."}
+    assert "pass --yes" in refused.stderr
+    assert approved.returncode == 0, approved.stderr
+    assert json.loads(approved.stdout) == {"result": "emptied"}
+    controller, terminal = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "call", "--tools", CLI_TOOLS, "empty_bin"],
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    ) as process:
+        os.close(terminal)
+        os.write(controller, b"y\n")
+        stdout, stderr = process.communicate(timeout=60)
+    os.close(controller)
+    assert process.returncode == 0, stderr
+    assert json.loads(stdout) == {"result": "emptied"}
+    assert "Allow the tool call empty_bin()? [y/N]" in stderr
