@@ -10,6 +10,7 @@ from mcp import MCPError, types
 from adapters import FunctionDeclaration, mcp_result_to_response, mcp_tool_to_declaration
 from adapters.meta_keys import LONG_RUNNING_META_KEY
 from gateway.client.credentials.adk_scheme import SignInRequired
+from gateway.client.relayed_round import RelayedRound
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import BaseTool, ToolContext
 from gateway.tools.function_tool import (
@@ -33,6 +34,12 @@ class ToolCaller(Protocol):
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """Call the upstream tool `name` (its name on the upstream) and return its result as sent."""
+        ...
+
+    async def call_tool_round(
+        self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """One round of a call relayed from a modern client; an `InputRequiredResult` returned as sent."""
         ...
 
 
@@ -104,6 +111,26 @@ class McpTool(BaseTool):
             return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
         try:
             return await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+        except SignInRequired as exc:
+            text = _request_sign_in(exc, tool_context)
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+    async def call_mcp_round(
+        self, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """`call_mcp` for one round relayed from a modern client to a modern upstream session (`RelayedRound`).
+
+        The confirmation policy applies as in `call_mcp`; the upstream's `InputRequiredResult` is returned as sent.
+
+        Raises:
+            MCPError: the upstream answered with a JSON-RPC error.
+            UpstreamUnavailableError: the upstream cannot be reached.
+        """
+        refusal = await self._refusal(args, tool_context)
+        if refusal is not None:
+            return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
+        try:
+            return await self._toolset.call_tool_round(self._mcp_tool.name, args, tool_context, answer)
         except SignInRequired as exc:
             text = _request_sign_in(exc, tool_context)
             return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)

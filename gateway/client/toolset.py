@@ -28,12 +28,13 @@ example after asking its user — or `action="decline"`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
 import anyio
 from mcp import MCPError, types
+from mcp.shared.dispatcher import ProgressFnT
 
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
@@ -41,10 +42,12 @@ from gateway.client.connection import ConnectionParams
 from gateway.client.credentials import Credential
 from gateway.client.credentials.adk_scheme import credential_from_adk
 from gateway.client.forwarding import Downstream, forwarding_callbacks
+from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
 from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
+from gateway.client.upstream_call import ProgressCallback, call_once
 from gateway.client.upstream_content import UpstreamContent
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import (
@@ -63,8 +66,6 @@ from gateway.tools.function_tool import ConfirmationPolicy
 __all__ = ["HeaderProvider", "McpToolset", "ProgressCallback"]
 
 logger = logging.getLogger(__name__)
-
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 
 
 class McpToolset(BaseToolset, UpstreamContent):
@@ -373,37 +374,32 @@ class McpToolset(BaseToolset, UpstreamContent):
             UpstreamUnavailableError: the upstream cannot be reached, or its session ended during the call.
             MCPError: the upstream answered with a JSON-RPC error (unknown tool, bad request, timeout).
         """
-        slot, session = await self._pool.slot(tool_context)
 
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if self.progress_callback is not None:
-                await self.progress_callback(progress, total, message)
-            update: dict[str, Any] = {"progress": progress, "total": total, "message": message}
-            await tool_context.send_progress({key: value for key, value in update.items() if value is not None})
+        async def send(session: UpstreamSession, on_progress: ProgressFnT) -> types.CallToolResult:
+            return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
 
-        slot.active.append(tool_context)
-        try:
-            with session.busy():
-                return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
-        except MCPError as exc:
-            if not self._pool.is_dead(session, exc):
-                raise
-            await self._pool.discard(slot, session)
-            if session.expired:
-                raise UpstreamUnavailableError(
-                    f"{session.description} no longer knows this session (the server restarted or expired it), "
-                    f"so the call to {name!r} was refused; it was not retried. The next call opens a new session."
-                ) from exc
-            raise UpstreamUnavailableError(
-                f"The session with {session.description} ended during the call to {name!r} "
-                f"({_cause(session, exc)}); the call was not retried, so it may or may not have taken effect. "
-                "The next call opens a new session."
-            ) from exc
-        finally:
-            slot.active.remove(tool_context)
+        return await call_once(self._pool, name, tool_context, send, self.progress_callback)
 
+    async def call_tool_round(
+        self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """`call_tool` for one round relayed from a modern client to a modern session (`RelayedRound`).
 
-def _cause(session: UpstreamSession, error: MCPError) -> str:
-    if session.error is not None:
-        return f"{error.message}: {session.error}"
-    return error.message
+        An `InputRequiredResult` is returned as sent; the request declares the client's capabilities.
+        """
+
+        async def send(
+            session: UpstreamSession, on_progress: ProgressFnT
+        ) -> types.CallToolResult | types.InputRequiredResult:
+            with declaring(answer.capabilities):
+                return await session.client.session.call_tool(
+                    name,
+                    args,
+                    progress_callback=on_progress,
+                    input_responses=answer.input_responses,
+                    request_state=answer.request_state,
+                    meta=session.meta,
+                    allow_input_required=True,
+                )
+
+        return await call_once(self._pool, name, tool_context, send, self.progress_callback)

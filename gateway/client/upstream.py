@@ -23,9 +23,11 @@ import httpx2
 from mcp import Client, MCPError, types
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
+from gateway.client.relayed_round import stamp_declared
 from gateway.client.transport import CommandNotFoundError, open_transport
 from gateway.errors import UpstreamUnavailableError
 
@@ -158,20 +160,36 @@ def _message_handler(session: UpstreamSession, callbacks: ClientCallbacks) -> Me
     return handle
 
 
-async def _watch_tool_changes(session: UpstreamSession, callbacks: ClientCallbacks) -> None:
-    """Keep a modern session's `subscriptions/listen` stream for tool-list changes open, for as long as it lasts."""
+_CHANGE_NOTIFICATIONS: Final[dict[type, types.ServerNotification]] = {
+    ToolsListChanged: types.ToolListChangedNotification(),
+    PromptsListChanged: types.PromptListChangedNotification(),
+    ResourcesListChanged: types.ResourceListChangedNotification(),
+}
+
+
+async def _watch_changes(session: UpstreamSession, callbacks: ClientCallbacks) -> None:
+    """Keep a modern session's `subscriptions/listen` stream for list changes open, for as long as it lasts.
+
+    Tool-list changes keep the session's cached listing honest; every change is handed on like a handshake-era
+    session's notifications are.
+    """
     try:
-        async with session.client.listen(tools_list_changed=True) as subscription:
+        async with session.client.listen(
+            tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+        ) as subscription:
             if not subscription.honored.tools_list_changed:
                 return
             session.watches_tools = True
             # A listing fetched before the acknowledgment may already be stale.
             session.tools_changed()
-            async for _event in subscription:
-                session.tools_changed()
-                await callbacks.notify(types.ToolListChangedNotification())
+            async for event in subscription:
+                if isinstance(event, ToolsListChanged):
+                    session.tools_changed()
+                notification = _CHANGE_NOTIFICATIONS.get(type(event))
+                if notification is not None:
+                    await callbacks.notify(notification)
     except (MCPError, SubscriptionLost, ListenNotSupportedError, TimeoutError) as exc:
-        logger.debug("Upstream %s offers no tool-list subscription: %s", session.description, exc)
+        logger.debug("Upstream %s offers no list-change subscription: %s", session.description, exc)
     finally:
         session.watches_tools = False
         # A change may have gone unseen while the stream was down.
@@ -207,9 +225,12 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
     *,
     task_status: anyio.abc.TaskStatus[UpstreamSession],
 ) -> None:
+    # A pinned modern version still discovers: the SDK's pinned mode would assume the server has no capabilities
+    # (no tools.listChanged, so no list-change subscription); the version is checked once connected.
+    pinned = mode if mode in MODERN_PROTOCOL_VERSIONS else None
     client = Client(
         open_transport(params, headers, on_response=session.observe, on_end=session.end_of_transport),
-        mode=mode,  # type: ignore[arg-type]
+        mode="auto" if pinned else mode,  # type: ignore[arg-type]
         read_timeout_seconds=params.call_timeout,
         elicitation_callback=callbacks.elicitation,
         sampling_callback=callbacks.sampling,
@@ -223,10 +244,17 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
     try:
         async with client, anyio.create_task_group() as watchers:
             session.client = client
+            if pinned is not None and client.protocol_version != pinned:
+                raise UpstreamUnavailableError(
+                    f"Upstream {params.describe()} does not speak MCP {pinned} (it offered "
+                    f"{client.protocol_version}); remove its protocolVersion or set one it speaks."
+                )
             if not session.modern:
                 session.watches_tools = True  # list_changed arrives on the session itself
-            elif _announces_tool_changes(client):
-                watchers.start_soon(_watch_tool_changes, session, callbacks)
+            else:
+                stamp_declared(client.session)
+                if _announces_tool_changes(client):
+                    watchers.start_soon(_watch_changes, session, callbacks)
             task_status.started(session)
             published = True
             await _until_stopped_or_idle(session, idle_timeout)

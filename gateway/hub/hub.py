@@ -21,19 +21,23 @@ from mcp import types
 from mcp.server.context import ServerRequestContext
 
 from gateway.client import McpTool, McpToolset, StdioConnectionParams
+from gateway.client.relayed_round import RelayedRound
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras
 from gateway.hub.held_calls import HeldCalls
+from gateway.hub.listen_streams import ListenStreams
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
 from gateway.hub.upstream_handlers import UpstreamHandlers
 from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.extension import PendingCall, ServerHooks
 from gateway.server.health import redact_reason
-from gateway.server.tool_call import error_result
+from gateway.server.identity import CallIdentity
+from gateway.server.tool_call import RoundEnded, error_result
 from gateway.server.tool_server import ToolServer
 from gateway.server.tracing import upstream_call_span
-from gateway.tools import BaseTool, ToolContext
+from gateway.tools import BaseTool, ReadonlyContext, ToolContext
+from gateway.tools.context import InputRequired
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["Hub", "gateway_server"]
@@ -46,7 +50,8 @@ class Hub:
 
     def __init__(self, upstreams: Sequence[McpToolset]) -> None:
         self.passthrough = Passthrough(upstreams)
-        self.relay = DownstreamRelay(self.passthrough)
+        self.listen_streams = ListenStreams()
+        self.relay = DownstreamRelay(self.passthrough, self.listen_streams)
         self.held_calls = HeldCalls()
         self.eras = DownstreamEras()
         self._exit_stack: contextlib.AsyncExitStack | None = None
@@ -67,10 +72,11 @@ class Hub:
         return tool.raw_mcp_tool.model_copy(update={"name": tool.name})
 
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
-        """Resources, prompts, completion and roots, offered only when there is an upstream to serve them."""
+        """Resources, prompts, completion, roots and `subscriptions/listen`, offered only when there are upstreams."""
         if not self.passthrough:
             return {}
-        return UpstreamHandlers(self.passthrough, self.relay, hooks.context, hooks.page).as_server_handlers()
+        handlers = UpstreamHandlers(self.passthrough, self.relay, hooks.context, hooks.page).as_server_handlers()
+        return {**handlers, "on_subscriptions_listen": self.listen_streams}
 
     def track(self, ctx: ServerRequestContext[Any, Any], owner: str) -> None:
         """Remember the session's era and its channel (so that upstream notifications can reach it)."""
@@ -115,6 +121,8 @@ class Hub:
         forward = functools.partial(self._forward, tool, call.arguments)
         if not features.modern:
             return await call.run(forward)
+        if features.relayed or await self._speaks_modern(tool, call.identity):
+            return await self._relay(call, tool)
 
         # An upstream call must not run again to get an answer: it is held open across the client's rounds.
         def on_error(exc: BaseException) -> types.CallToolResult:
@@ -122,6 +130,60 @@ class Hub:
             return error_result(f"{type(exc).__name__}: {exc}")
 
         return await self.held_calls.start(call.owner, features, lambda: call.run(forward), on_error)
+
+    @staticmethod
+    async def _speaks_modern(tool: McpTool, identity: CallIdentity) -> bool:
+        """Whether the upstream session that would serve this caller speaks 2026-07-28 (it is opened if need be)."""
+        toolset = tool.toolset
+        if not isinstance(toolset, McpToolset):
+            return False
+        try:
+            session = await toolset.session(
+                ReadonlyContext(user_id=identity.principal, session_id=identity.session_key)
+            )
+        except UpstreamUnavailableError:
+            return False  # the call itself reports why
+        return session.modern
+
+    async def _relay(self, call: PendingCall, tool: McpTool) -> types.CallToolResult | types.InputRequiredResult:
+        """One round of a modern client's call, relayed to a modern upstream session as it is.
+
+        The upstream's `InputRequiredResult` reaches the client with the upstream's own keys and requests (only
+        its `requestState` is wrapped in the gateway's sealed one); the client's answers and capabilities reach
+        the upstream as sent.
+        """
+        features = call.features
+        # Answers to the gateway's own questions (a confirmation) are the gateway's; the rest go to the upstream.
+        responses = {k: v for k, v in (features.input_responses or {}).items() if k not in features.answers}
+        answer = RelayedRound(
+            input_responses=responses or None,
+            request_state=features.upstream_state,
+            capabilities=features.capabilities,
+        )
+        upstream = next((u for u in self.passthrough.upstreams if u is tool.toolset), None)
+
+        async def invoke(context: ToolContext) -> types.CallToolResult:
+            try:
+                key = tool.toolset.key if isinstance(tool.toolset, UpstreamToolset) else None
+                with upstream_call_span(key, tool.raw_mcp_tool.name, lambda: _peer(upstream)) as span:
+                    outcome = await tool.call_mcp_round(call.arguments, context, answer)
+                    if isinstance(outcome, types.CallToolResult):
+                        span.result(outcome)
+            except UpstreamUnavailableError as exc:
+                return error_result(str(exc))
+            if isinstance(outcome, types.InputRequiredResult):
+                raise RoundEnded(outcome)
+            return self.passthrough.tool_result(upstream, outcome)
+
+        try:
+            return await call.run(invoke)
+        except RoundEnded as ended:
+            asked = ended.result
+            return asked.model_copy(update={"request_state": features.relayed_state(asked.request_state)})
+        except InputRequired as needed:  # the gateway's own question (a confirmation) comes first
+            return types.InputRequiredResult(
+                input_requests={needed.key: needed.request}, request_state=features.request_state()
+            )
 
     async def _forward(self, tool: McpTool, arguments: dict[str, Any], context: ToolContext) -> types.CallToolResult:
         """`tools/call` on the tool's upstream; its result as sent, only resource URIs made the gateway's."""
@@ -141,6 +203,7 @@ class Hub:
             # Held calls run in the hub's own task group, cancelled (first) when the server closes.
             held_tasks = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(self.held_calls.bind, None)
+            stack.callback(self.listen_streams.close)
             stack.callback(held_tasks.cancel_scope.cancel)
             self.held_calls.bind(held_tasks)
             self._exit_stack = stack.pop_all()

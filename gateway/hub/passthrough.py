@@ -16,6 +16,7 @@ from mcp import MCPError, types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client import McpToolset
+from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.tools import BaseToolset, ReadonlyContext
 
 __all__ = ["Passthrough"]
@@ -185,6 +186,28 @@ class Passthrough:
         """Render a prompt on its upstream."""
         upstream, upstream_name = await self._by_prompt(ctx, name)
         result = await upstream.get_prompt(upstream_name, arguments, ctx)
+        return result.model_copy(update={"meta": _own_meta(result.meta)})
+
+    async def get_prompt_round(
+        self, ctx: ReadonlyContext, name: str, arguments: dict[str, str] | None, answer: RelayedRound
+    ) -> types.GetPromptResult | types.InputRequiredResult | None:
+        """One round of a modern client's `prompts/get`, relayed as it is when the upstream session is modern.
+
+        None: the upstream's session speaks the handshake era (render it with `get_prompt`).
+        """
+        upstream, upstream_name = await self._by_prompt(ctx, name)
+        session = await upstream.session(ctx)
+        if not session.modern:
+            return None
+        with session.busy(), declaring(answer.capabilities):
+            result = await session.client.session.get_prompt(
+                upstream_name,
+                arguments,
+                input_responses=answer.input_responses,
+                request_state=answer.request_state,
+                meta=session.meta,
+                allow_input_required=True,
+            )
         return result.model_copy(update={"meta": _own_meta(result.meta)})
 
     async def complete(self, ctx: ReadonlyContext, params: types.CompleteRequestParams) -> types.CompleteResult:

@@ -1,9 +1,9 @@
 """What upstreams say outside a call, relayed to the downstream clients (`gateway.client.forwarding.Downstream`).
 
 An upstream's change notifications and its `roots/list` requests arrive on an upstream session; an isolated
-upstream session belongs to one downstream session, a shared one to all of them. Only handshake-era downstream
-sessions have a channel outside their own requests, so only they are remembered (the newest first to stay) and
-reached: a modern-era (2026-07-28) client sees the change on its next request instead.
+upstream session belongs to one downstream session, a shared one to all of them. Handshake-era downstream sessions
+have a channel outside their own requests, so they are remembered (the newest first to stay) and reached on it; a
+modern-era (2026-07-28) client hears of changes on the `subscriptions/listen` streams it opened (`ListenStreams`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from typing import Any
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
+from mcp.shared.subscriptions import event_from_wire
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from gateway.hub.listen_streams import ListenStreams
 from gateway.hub.passthrough import Passthrough
 from gateway.server.client_features import deprecated_in_2026
 from gateway.server.tool_server import MAX_TRACKED_SESSIONS
@@ -30,8 +32,9 @@ logger = logging.getLogger(__name__)
 class DownstreamRelay:
     """The handshake-era downstream sessions by owner (`principal/session key`), and who subscribed to what."""
 
-    def __init__(self, passthrough: Passthrough) -> None:
+    def __init__(self, passthrough: Passthrough, listen_streams: ListenStreams) -> None:
         self._passthrough = passthrough
+        self._listen_streams = listen_streams
         self._sessions: OrderedDict[str, ServerSession] = OrderedDict()
         self._subscribers: defaultdict[str, set[str]] = defaultdict(set)
 
@@ -69,12 +72,17 @@ class DownstreamRelay:
         An isolated upstream session's notifications go to the downstream session it belongs to, a shared one's
         to every session; a resource update only to sessions subscribed to that resource (under its gateway URI).
         """
-        owners = [f"{context.user_id}/{context.session_id}"] if context is not None else list(self._sessions)
+        owner = f"{context.user_id}/{context.session_id}" if context is not None else None
+        owners = [owner] if owner is not None else list(self._sessions)
         if isinstance(notification, types.ResourceUpdatedNotification):
             uri = self._passthrough.downstream_uri(source, str(notification.params.uri))
             subscribed = self._subscribers.get(uri, set[str]())
             owners = [owner for owner in owners if owner in subscribed]
             notification = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
+        wire = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+        event = event_from_wire(notification.method, wire.get("params"))
+        if event is not None:
+            self._listen_streams.publish(event, owner)
         for owner in owners:
             session = self._sessions.get(owner)
             if session is None:

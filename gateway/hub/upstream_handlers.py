@@ -10,11 +10,14 @@ from typing import Any
 
 from mcp import types
 from mcp.server.context import ServerRequestContext
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from gateway.client.relayed_round import RelayedRound
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
 from gateway.server.extension import ContextOf, Pager
 from gateway.server.identity import identify
+from gateway.server.round_state import RoundState
 
 __all__ = ["UpstreamHandlers"]
 
@@ -84,8 +87,26 @@ class UpstreamHandlers:
 
     async def _on_get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
-    ) -> types.GetPromptResult:
-        return await self._passthrough.get_prompt(await self._context(ctx), params.name, params.arguments)
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        """Render a prompt on its upstream; a modern client's rounds go to a modern upstream as they are."""
+        readonly = await self._context(ctx)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            earlier = RoundState.parse(params.request_state)
+            declared = ctx.session.client_capabilities
+            answer = RelayedRound(
+                input_responses=params.input_responses,
+                request_state=earlier.upstream,
+                capabilities=None
+                if declared is None
+                else declared.model_dump(by_alias=True, mode="json", exclude_none=True),
+            )
+            result = await self._passthrough.get_prompt_round(readonly, params.name, params.arguments, answer)
+            if isinstance(result, types.InputRequiredResult):
+                state = RoundState(relayed=True, upstream=result.request_state).dump()
+                return result.model_copy(update={"request_state": state})
+            if result is not None:
+                return result
+        return await self._passthrough.get_prompt(readonly, params.name, params.arguments)
 
     async def _on_completion(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams

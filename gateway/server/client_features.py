@@ -69,6 +69,12 @@ class McpClientFeatures:
         self._asking: dict[str, str] = {}
         self.held_call: str | None = earlier.held
         """The held call this round continues (see `gateway.hub.held_calls`), if any."""
+        self.relayed = earlier.relayed
+        """Whether this round continues a call relayed to a modern upstream round by round (`gateway.hub.hub`)."""
+        self.upstream_state = earlier.upstream
+        """The upstream's `requestState` of the round before, for a relayed call."""
+        self.input_responses = params.input_responses
+        """The client's answers exactly as sent (a relayed call hands them to the upstream, which judges them)."""
         self.suspend: Suspend | None = None
         """Set for a held call: a modern client's answers are awaited in place instead of by running again."""
         self._asked = 0
@@ -89,6 +95,16 @@ class McpClientFeatures:
         It names the question this round ends with, so that the next round's answer counts for it alone.
         """
         return RoundState(session=self._session, asked=self._asking, answers=self._answers, held=held_call).dump()
+
+    def relayed_state(self, upstream: str | None) -> str:
+        """The plaintext carried to the next round of a relayed call: its session and the upstream's state."""
+        return RoundState(session=self._session, relayed=True, upstream=upstream).dump()
+
+    @property
+    def capabilities(self) -> dict[str, Any] | None:
+        """The capabilities the client declared (wire form), if it declared any."""
+        declared = self._ctx.session.client_capabilities
+        return None if declared is None else declared.model_dump(by_alias=True, mode="json", exclude_none=True)
 
     def attach(self, ctx: ServerRequestContext[Any, Any] | None) -> None:
         """Follow a held call into its client's next round (None between rounds: progress and logs are dropped)."""

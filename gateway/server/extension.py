@@ -17,6 +17,7 @@ from mcp.server.context import ServerRequestContext
 
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
+from gateway.server.identity import CallIdentity
 from gateway.server.tool_call import Invoke
 from gateway.tools import BaseTool, ReadonlyContext
 from gateway.tools.tool_union import ToolUnion
@@ -46,6 +47,8 @@ class PendingCall:
     arguments: dict[str, Any]
     owner: str
     """The calling session (`principal/session key`)."""
+    identity: CallIdentity
+    """The caller: principal and session key (`owner` is made of them)."""
     features: McpClientFeatures
     run: Callable[[Invoke | None], Awaitable[types.CallToolResult]]
     """Run the call the server's way (a `ToolContext`, confirmation, state), the tool run by the `Invoke` given

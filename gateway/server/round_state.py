@@ -10,6 +10,8 @@ with `inputResponses` and the `requestState` it was given. The SDK's `RequestSta
   the key of a question asked there, and only for that very question;
 * the answers accepted in earlier rounds (a local tool runs again from the start and gets them in order);
 * the held upstream call the rounds continue, if any (`gateway.hub.held_calls`);
+* for a call relayed to a modern upstream round by round (`gateway.hub.hub`), that it is one, and the upstream's
+  own `requestState` (sealed again here, so the client sees only the gateway's);
 * a random id for the round, which this process accepts once (`SpentRounds`): a round answered once cannot be
   sent again to run the confirmed call a second time.
 
@@ -59,6 +61,10 @@ class RoundState:
     """Answers accepted so far: key -> (question digest, the answer as the client sent it)."""
     held: str | None = None
     """The held call these rounds continue."""
+    relayed: bool = False
+    """Whether the rounds are relayed to a modern upstream (its questions, under its keys, go to the client)."""
+    upstream: str | None = None
+    """The upstream's `requestState` from the round that ended (relayed rounds)."""
     round_id: str | None = None
     """The id of the round that ended with this state (a fresh one is made by `dump`)."""
 
@@ -79,6 +85,7 @@ class RoundState:
             raise _invalid("made by another version of this server")
         state = cast("dict[str, Any]", loaded)
         session, held, round_id = state.get("session"), state.get("held"), state.get("round")
+        upstream = state.get("upstream")
         identity = CallIdentity(*cast("list[str]", session)) if isinstance(session, list) else None
         asked = cast("dict[str, str]", state.get("asked") or {})
         answers = {
@@ -90,6 +97,8 @@ class RoundState:
             asked=dict(asked),
             answers=answers,
             held=held if isinstance(held, str) else None,
+            relayed=state.get("relayed") is True,
+            upstream=upstream if isinstance(upstream, str) else None,
             round_id=round_id if isinstance(round_id, str) else None,
         )
 
@@ -104,6 +113,10 @@ class RoundState:
         }
         if self.held is not None:
             state["held"] = self.held
+        if self.relayed:
+            state["relayed"] = True
+        if self.upstream is not None:
+            state["upstream"] = self.upstream
         return json.dumps(state, separators=(",", ":"))
 
     def check_session(self, identity: CallIdentity) -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "CONFIRM_FIELD",
     "Invoke",
     "ProgressReporter",
+    "RoundEnded",
     "StaleState",
     "ToolCall",
     "error_result",
@@ -150,6 +151,17 @@ class StaleState(Exception):
         self.confirmation = confirmation
 
 
+class RoundEnded(Exception):
+    """Raised by an `Invoke`: the call's round ends with this `InputRequiredResult`, sent as it is.
+
+    A gateway relaying a modern upstream's questions to a modern client ends the round this way.
+    """
+
+    def __init__(self, result: types.InputRequiredResult) -> None:
+        super().__init__("input required")
+        self.result = result
+
+
 Invoke = Callable[[ToolContext], Awaitable[types.CallToolResult]]
 """Run a call's tool with a `ToolContext` and give its MCP result (default: `run_async`, then `to_result`)."""
 
@@ -191,6 +203,7 @@ class ToolCall:
 
         Raises:
             InputRequired: a modern-era client must answer a question first (the call ends with its request).
+            RoundEnded: `invoke` ended the round with an `InputRequiredResult` of its own.
             StaleState: the tool read state that another call changed meanwhile; nothing was written.
         """
         outcome = await self._attempt(confirmation, app_name, artifact_service, invoke, credentials)
@@ -268,7 +281,7 @@ class ToolCall:
                     return error_result(CONFIRMATION_REJECTED)
                 context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload))
                 result = await run(context)
-        except InputRequired:
+        except (InputRequired, RoundEnded):
             raise
         except ServiceNotConfiguredError as exc:
             return error_result(str(exc))

@@ -393,7 +393,7 @@ class ToolServer:
                 await self.end_session(identity.session_key)
 
         if self.extension is not None:
-            pending = PendingCall(ctx, entry, arguments, identity.session_owner, features, run)
+            pending = PendingCall(ctx, entry, arguments, identity.session_owner, identity, features, run)
             handled = await self.extension.call_tool(pending)
             if handled is not None:
                 return handled

@@ -248,18 +248,29 @@ async def test_reconnection() -> str:
 
 
 class JsonSchema2020_12Tool(BaseTool):
-    """A tool whose input schema uses 2020-12 keywords (`$schema`, `$defs`, `additionalProperties`) verbatim."""
+    """A tool whose input schema uses 2020-12 keywords verbatim (`$schema`, `$defs`, `$anchor`, `allOf`, `if`)."""
 
     SCHEMA: Final[dict[str, Any]] = {
         "$schema": JSON_SCHEMA_2020_12,
         "type": "object",
         "$defs": {
             "address": {
+                "$anchor": "addressDef",
                 "type": "object",
                 "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
             }
         },
-        "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+        "properties": {
+            "name": {"type": "string"},
+            "address": {"$ref": "#/$defs/address"},
+            "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+            "phone": {"type": "string"},
+            "email": {"type": "string"},
+        },
+        "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+        "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+        "then": {"required": ["phone"]},
+        "else": {"required": ["email"]},
         "additionalProperties": False,
     }
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import importlib.util
 import io
 import json
 import struct
@@ -32,6 +33,8 @@ import warnings
 import wave
 import zlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any, Final, Literal
 
 import anyio
@@ -73,13 +76,25 @@ JSON_SCHEMA_TOOL_SCHEMA: Final[dict[str, Any]] = {
     "type": "object",
     "$defs": {
         "address": {
+            "$anchor": "addressDef",
             "type": "object",
             "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
         }
     },
-    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": False,
 }
+"""SEP-1613 and SEP-2106: 2020-12 keywords a gateway must not drop (composition, conditionals, `$anchor`)."""
 
 
 def _png_chunk(kind: bytes, data: bytes) -> bytes:
@@ -295,9 +310,16 @@ async def test_reconnection(ctx: Context) -> str:
     return RECONNECTION_TEXT
 
 
-async def json_schema_2020_12_tool(name: str | None = None, address: dict[str, Any] | None = None) -> dict[str, Any]:
+async def json_schema_2020_12_tool(
+    name: str | None = None,
+    address: dict[str, Any] | None = None,
+    contactMethod: str | None = None,
+    phone: str | None = None,
+    email: str | None = None,
+) -> dict[str, Any]:
     """Tool with JSON Schema 2020-12 features"""
-    return {"received": {key: value for key, value in (("name", name), ("address", address)) if value is not None}}
+    given = {"name": name, "address": address, "contactMethod": contactMethod, "phone": phone, "email": email}
+    return {"received": {key: value for key, value in given.items() if value is not None}}
 
 
 # --- the same four tools, asking with push requests (`--push`) ------------------------------------------------
@@ -475,9 +497,28 @@ class HandshakeExtras:
 # --- the server -----------------------------------------------------------------------------------------------
 
 
+def _modern_features() -> ModuleType:
+    """`fixture_modern.py`, loaded by path (this script may run with `python -I`, without its directory on sys.path)."""
+    path = Path(__file__).resolve().with_name("fixture_modern.py")
+    spec = importlib.util.spec_from_file_location("conformance_fixture_modern", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    # Registered before running it: pydantic resolves the annotations of its functions through sys.modules.
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def build_server(*, push: bool = False) -> MCPServer:
     """The fixture server, every tool, resource, prompt and completion registered (`push`: see `PUSH_TOOLS`)."""
-    server = MCPServer(SERVER_NAME, log_level="WARNING", tools=[_json_schema_tool()], middleware=[HandshakeExtras()])
+    modern = _modern_features()
+    server = MCPServer(
+        SERVER_NAME,
+        log_level="WARNING",
+        tools=[_json_schema_tool(), *modern.modern_tools()],
+        middleware=[HandshakeExtras()],
+    )
     for tool in TOOLS:
         replaced = PUSH_TOOLS.get(tool.__name__) if push else None
         server.add_tool(replaced or tool, name=tool.__name__, structured_output=False)
@@ -493,6 +534,7 @@ def build_server(*, push: bool = False) -> MCPServer:
     ):
         server.prompt()(prompt)
     server.completion()(complete)
+    modern.add_modern_features(server)
     return server
 
 

@@ -6,7 +6,9 @@ with `"prefix": ""`, reached over stdio or over streamable HTTP; the suite runs 
 included, against the gateway with `gateway-expected-failures.yml` as its baseline. So every scenario crosses the
 gateway: names pass through unprefixed, resources, prompts and completion are relayed, and the upstream's
 progress, logs, elicitation and sampling reach the suite's client. The 0.2.0 alpha of the suite runs too, for the
-2025-11-25 and the 2026-07-28 spec versions, with `gateway-expected-failures-{version}.yml`.
+2025-11-25 and the 2026-07-28 spec versions (upstream over stdio and over HTTP), with
+`gateway-expected-failures-{version}.yml`; for 2026-07-28 the upstream is pinned to that version (`MODERN_UPSTREAM`),
+and its `InputRequiredResult` rounds, diagnostics and list changes (`subscriptions/listen`) cross the hop.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
+import anyio
 import pytest
 import test_server_conformance as server_suite
 from toolchain import Toolchain, ensure_toolchain
@@ -34,17 +37,11 @@ HERE: Final = Path(__file__).resolve().parent
 ROOT: Final = HERE.parents[1]
 FIXTURE_UPSTREAM: Final = HERE / "fixture_upstream.py"
 EXPECTED_FAILURES: Final = HERE / "gateway-expected-failures.yml"
-NEXT_SPEC_VERSIONS: Final = (
-    "2025-11-25",
-    pytest.param(
-        "2026-07-28",
-        marks=pytest.mark.xfail(
-            reason="the upstream fixture lacks the 2026-07-28 suite's diagnostic tools; some input-required-result "
-            "scenarios pass or fail from run to run (see gateway-expected-failures-2026-07-28.yml)",
-            strict=False,
-        ),
-    ),
-)
+NEXT_SPEC_VERSIONS: Final = ("2025-11-25", "2026-07-28")
+MODERN_UPSTREAM: Final = {"protocolVersion": "2026-07-28", "sessionPolicy": "shared"}
+"""The upstream config of the 2026-07-28 run: its scenarios' tools end rounds with `InputRequiredResult`s under keys
+the scenarios fix, which only a 2026-07-28 upstream session can send (a shared session would otherwise speak the
+handshake era, whose push questions the gateway relays under its own keys)."""
 UPSTREAM_TRANSPORTS: Final = ("stdio", "http")
 
 STARTUP_SECONDS: Final = 30.0
@@ -161,6 +158,8 @@ def _child(command: list[str], log_path: Path) -> Generator[subprocess.Popen[byt
 @pytest.fixture(params=UPSTREAM_TRANSPORTS)
 def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The gateway config entry of the fixture upstream, served over the parametrised transport."""
+    callspec = getattr(request.node, "callspec", None)
+    era = MODERN_UPSTREAM if callspec is not None and callspec.params.get("spec_version") == "2026-07-28" else {}
     if request.param == "stdio":
         # Each downstream session starts its own upstream process; on a busy machine that can outlast the default
         # listTimeout, and the conformance client lists once. Shared: the suite's modern requests are anonymous,
@@ -171,6 +170,7 @@ def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
             "prefix": "",
             "listTimeout": 60,
             "sessionPolicy": "shared",
+            **era,
         }
         return
     port = server_suite._free_port()
@@ -178,7 +178,7 @@ def upstream(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[dict[st
     with _child([sys.executable, str(FIXTURE_UPSTREAM), "http", str(port), "--push"], log_path) as process:
         url = f"http://127.0.0.1:{port}/mcp"
         _wait_answering(process, url, log_path)
-        yield {"url": url, "prefix": ""}
+        yield {"url": url, "prefix": "", **era}
 
 
 @pytest.fixture
@@ -245,7 +245,7 @@ def test_gateway_passes_the_conformance_suite(
     assert not_passed == [], f"required scenarios without a clean pass: {not_passed}\n{report}"
     # The suite's checks are lax (an unknown-tool error passes some); the upstream's own names and texts must arrive.
     fixtures = upstream_fixture
-    expected_tools = sorted([*(tool.__name__ for tool in fixtures.TOOLS), "json_schema_2020_12_tool"])
+    expected_tools = sorted(tool.name for tool in anyio.run(fixtures.build_server(push=True).list_tools))
     assert _tool_names(server_suite._checks(results, "tools-list")) == expected_tools
     assert server_suite._result_text(server_suite._checks(results, "tools-call-simple-text")) == fixtures.SIMPLE_TEXT
     error_checks = server_suite._checks(results, "tools-call-error")
@@ -254,7 +254,6 @@ def test_gateway_passes_the_conformance_suite(
 
 
 @pytest.mark.timeout(480)
-@pytest.mark.parametrize("upstream", ["stdio"], indirect=True)
 @pytest.mark.parametrize("spec_version", NEXT_SPEC_VERSIONS)
 def test_gateway_passes_the_next_conformance_suite(
     toolchain: Toolchain, gateway_url: str, tmp_path: Path, spec_version: str

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, HERE, connect, gateway, text_of, tool_names, write_config
+from hub_harness import DEADLINE, HERE, ROOT, connect, gateway, text_of, tool_names, write_config
 from mcp import Client, types
 from mcp.client.context import ClientRequestContext
 
@@ -146,3 +146,55 @@ async def test_a_client_roots_change_reaches_its_upstream_session(tmp_path: Path
 
 async def _send_roots_changed(client: Client) -> None:
     await client.send_roots_list_changed()  # pyright: ignore[reportDeprecated]
+
+
+@pytest.mark.parametrize("served_over", ["http", "stdio"])
+async def test_a_modern_client_hears_an_upstream_list_change_on_its_listen_stream(
+    served_over: Literal["http", "stdio"], tmp_path: Path
+) -> None:
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway(served_over, config(tmp_path, session_policy="shared"), tmp_path / "state.db") as target,
+            connect(target, "auto") as client,
+        ):
+            assert client.protocol_version == "2026-07-28"
+            async with client.listen(tools_list_changed=True, prompts_list_changed=True) as subscription:
+                assert subscription.honored.tools_list_changed is True
+                await client.call_tool("n_grow", {})
+                event = await anext(aiter(subscription))
+    assert type(event).__name__ == "ToolsListChanged"
+
+
+async def test_a_listen_stream_gets_only_the_changes_it_asked_for(tmp_path: Path) -> None:
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway("http", config(tmp_path, session_policy="shared"), tmp_path / "state.db") as target,
+            connect(target, "auto") as client,
+            client.listen(resources_list_changed=True) as resources,
+        ):
+            await client.call_tool("n_grow", {})  # a tool-list change first: the stream did not ask for it
+            await client.call_tool("n_touch", {})  # then a resource-list change
+            event = await anext(aiter(resources))
+    assert type(event).__name__ == "ResourcesListChanged"
+
+
+async def test_a_pinned_modern_upstream_announces_its_list_changes_to_listening_clients(tmp_path: Path) -> None:
+    """An upstream pinned to 2026-07-28 is still asked what it offers, so its list-change stream is followed."""
+    fixture = ROOT / "tests/conformance/fixture_upstream.py"
+    upstream = {
+        "command": sys.executable,
+        "args": ["-I", str(fixture), "stdio"],
+        "prefix": "",
+        "protocolVersion": "2026-07-28",
+        "sessionPolicy": "shared",
+        "listTimeout": DEADLINE,
+    }
+    with anyio.fail_after(DEADLINE * 2):
+        async with (
+            gateway("http", write_config(tmp_path, {"fx": upstream}), tmp_path / "state.db") as target,
+            connect(target, "auto") as client,
+            client.listen(prompts_list_changed=True) as subscription,
+        ):
+            await client.call_tool("test_trigger_prompt_change", {})
+            event = await anext(aiter(subscription))
+    assert type(event).__name__ == "PromptsListChanged"
