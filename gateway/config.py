@@ -25,7 +25,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, Final, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -40,11 +40,13 @@ from gateway.client.connection import (
 from gateway.errors import ConfigError
 from gateway.upstream_auth import UpstreamAuth
 
-__all__ = ["GatewayConfig", "UpstreamConfig", "load_config"]
+__all__ = ["MIN_RESULT_BYTES", "GatewayConfig", "UpstreamConfig", "load_config"]
 
 logger = logging.getLogger(__name__)
 
 _VARIABLE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MIN_RESULT_BYTES: Final = 1024
+"""The smallest `maxResultBytes`: room for the truncation note and the link to the whole result."""
 _MODEL_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
 
 
@@ -83,6 +85,9 @@ class UpstreamConfig(BaseModel):
     """The protocol era to speak with this upstream; default: chosen per session (`gateway.hub.era`)."""
     confirm: bool | list[str] | Literal["destructive"] = False
     """Ask the downstream user before forwarding: every call, the listed tools, or tools marked destructive."""
+    max_result_bytes: int | None = Field(default=None, ge=MIN_RESULT_BYTES)
+    """A tool result larger than this (its JSON, in bytes) reaches the client truncated, with a `resource_link` to
+    the whole result kept by the gateway (`gateway.hub.kept_results`); default: the config's `maxResultBytes`."""
     disabled: bool = False
 
     @model_validator(mode="before")
@@ -141,6 +146,8 @@ class GatewayConfig(BaseModel):
     """Serve HTTP as an OAuth 2.1 resource server (`gateway.access_config`)."""
     policies: list[PolicyConfig] = Field(default_factory=list[PolicyConfig])
     """Which principals may use which tools, resources and prompts, and how often; none: everything allowed."""
+    max_result_bytes: int | None = Field(default=None, ge=MIN_RESULT_BYTES)
+    """`maxResultBytes` of every upstream that sets none; default: results are never cut."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)

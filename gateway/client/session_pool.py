@@ -14,9 +14,13 @@ ends — as does the pool being garbage-collected, or the event loop shutting do
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import inspect
 import json
 import logging
+import secrets
 import time
 import weakref
 from collections.abc import Awaitable, Callable
@@ -60,7 +64,9 @@ class SessionPool:
             choosing it for the context that opens a session.
         header_provider: headers for a context; each distinct set gets its own session.
         session_key: a key for a context; each distinct key gets its own session.
-        session_meta_key: a `_meta` key carrying a random key per slot on every request to a modern upstream.
+        session_meta_key: a `_meta` key carrying the slot's key on every request to a modern upstream: a secret
+            derived from the identity with this pool's random secret, so an identity whose session was released and
+            opened again (an anonymous call's next round) is the same session to the upstream.
         idle_timeout: seconds without a request in flight after which a session closes itself (None: never).
         credential: how to authenticate to an HTTP upstream (its identity for a context keeps sessions apart).
     """
@@ -86,6 +92,7 @@ class SessionPool:
         self.idle_timeout = idle_timeout
         self._callbacks = callbacks
         self._slots: dict[str, SessionSlot] = {}
+        self._slot_secret = secrets.token_bytes(32)
         self._task_group: anyio.abc.TaskGroup | None = None
         self._detached: DetachedTaskGroup | None = None
         self._detached_lock = anyio.Lock()
@@ -221,7 +228,8 @@ class SessionPool:
         slot = self._slots.get(key)
         if slot is None:
             self._forget_ended_slots()
-            slot = self._slots[key] = SessionSlot()
+            derived = hmac.new(self._slot_secret, key.encode(), hashlib.sha256).digest()
+            slot = self._slots[key] = SessionSlot(base64.urlsafe_b64encode(derived).decode().rstrip("="))
         async with slot.lock:
             if slot.session is None or not slot.session.alive:
                 stale, slot.session, slot.tools = slot.session, None, None

@@ -16,7 +16,7 @@ __all__ = ["SessionSlot"]
 class SessionSlot:
     """The pooled session of one identity, with its cached tool list."""
 
-    def __init__(self) -> None:
+    def __init__(self, session_key: str | None = None) -> None:
         self.lock = anyio.Lock()
         self.session: UpstreamSession | None = None
         self.tools: list[types.Tool] | None = None
@@ -24,7 +24,7 @@ class SessionSlot:
         self.tools_expire_at = 0.0
         self.active: list[ToolContext] = []
         """The calls in flight on this session, newest last: where forwarded upstream requests go."""
-        self.session_key = secrets.token_urlsafe(32)
+        self.session_key = session_key or secrets.token_urlsafe(32)
         """The key a sessionless upstream knows this slot's session by (a bearer secret; see `session_meta_key`)."""
 
     def cached_tools(self, session: UpstreamSession) -> list[types.Tool] | None:

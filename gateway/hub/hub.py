@@ -25,6 +25,7 @@ from gateway.client.relayed_round import RelayedRound
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras
 from gateway.hub.held_calls import HeldCalls
+from gateway.hub.kept_results import KeptResults, cap_result
 from gateway.hub.listen_streams import ListenStreams
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
@@ -32,7 +33,7 @@ from gateway.hub.upstream_handlers import UpstreamHandlers
 from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.extension import PendingCall, ServerHooks
 from gateway.server.health import redact_reason
-from gateway.server.identity import CallIdentity
+from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
 from gateway.server.tool_call import RoundEnded, error_result
 from gateway.server.tool_server import ToolServer
 from gateway.server.tracing import upstream_call_span
@@ -51,6 +52,7 @@ class Hub:
     def __init__(self, upstreams: Sequence[McpToolset]) -> None:
         self.passthrough = Passthrough(upstreams)
         self.listen_streams = ListenStreams()
+        self.kept_results = KeptResults()
         self.relay = DownstreamRelay(self.passthrough, self.listen_streams)
         self.held_calls = HeldCalls()
         self.eras = DownstreamEras()
@@ -75,7 +77,9 @@ class Hub:
         """Resources, prompts, completion, roots and `subscriptions/listen`, offered only when there are upstreams."""
         if not self.passthrough:
             return {}
-        handlers = UpstreamHandlers(self.passthrough, self.relay, hooks.context, hooks.page).as_server_handlers()
+        handlers = UpstreamHandlers(
+            self.passthrough, self.relay, hooks.context, hooks.page, self.kept_results
+        ).as_server_handlers()
         return {**handlers, "on_subscriptions_listen": self.listen_streams}
 
     def track(self, ctx: ServerRequestContext[Any, Any], owner: str) -> None:
@@ -173,7 +177,7 @@ class Hub:
                 return error_result(str(exc))
             if isinstance(outcome, types.InputRequiredResult):
                 raise RoundEnded(outcome)
-            return self.passthrough.tool_result(upstream, outcome)
+            return self._capped(upstream, tool, self.passthrough.tool_result(upstream, outcome), context)
 
         try:
             return await call.run(invoke)
@@ -195,7 +199,18 @@ class Hub:
                 span.result(result)
         except UpstreamUnavailableError as exc:
             return error_result(str(exc))
-        return self.passthrough.tool_result(upstream, result)
+        return self._capped(upstream, tool, self.passthrough.tool_result(upstream, result), context)
+
+    def _capped(
+        self, upstream: McpToolset | None, tool: McpTool, result: types.CallToolResult, context: ToolContext
+    ) -> types.CallToolResult:
+        """The result as the client gets it: whole, or over the upstream's `maxResultBytes` truncated and kept."""
+        limit = upstream.max_result_bytes if isinstance(upstream, UpstreamToolset) else None
+        if limit is None:
+            return result
+        # An anonymous call's own session ends with it; its client reads in the anonymous session.
+        session = ANONYMOUS_SESSION if context.session_id.startswith(CALL_SESSION_PREFIX) else context.session_id
+        return cap_result(result, limit, self.kept_results, f"{context.user_id}/{session}", tool.name)
 
     async def __aenter__(self) -> Self:
         """Start holding calls and relaying what the upstreams say outside a call to this server's clients."""

@@ -13,6 +13,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.relayed_round import RelayedRound
+from gateway.hub.kept_results import KEPT_RESULT_SCHEME, KeptResults
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
 from gateway.server.extension import ContextOf, Pager
@@ -25,8 +26,11 @@ __all__ = ["UpstreamHandlers"]
 class UpstreamHandlers:
     """The `on_*` handlers for everything but tools, over the upstreams of one server."""
 
-    def __init__(self, passthrough: Passthrough, relay: DownstreamRelay, context: ContextOf, page: Pager) -> None:
+    def __init__(
+        self, passthrough: Passthrough, relay: DownstreamRelay, context: ContextOf, page: Pager, kept: KeptResults
+    ) -> None:
         self._passthrough = passthrough
+        self._kept = kept
         self._relay = relay
         self._context = context
         self._page = page
@@ -62,7 +66,11 @@ class UpstreamHandlers:
     async def _on_read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        return await self._passthrough.read_resource(await self._context(ctx), str(params.uri))
+        uri = str(params.uri)
+        if uri.startswith(f"{KEPT_RESULT_SCHEME}://"):
+            await self._context(ctx)
+            return self._kept.read(uri, identify(ctx).session_owner)
+        return await self._passthrough.read_resource(await self._context(ctx), uri)
 
     async def _on_subscribe_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams

@@ -39,7 +39,15 @@ logger = logging.getLogger(__name__)
 class UpstreamToolset(McpToolset):
     """An `McpToolset` for one config entry: its key names it in name conflicts and connection errors."""
 
-    def __init__(self, key: str, config: UpstreamConfig, base: Path, *, config_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        key: str,
+        config: UpstreamConfig,
+        base: Path,
+        *,
+        config_path: Path | None = None,
+        max_result_bytes: int | None = None,
+    ) -> None:
         prefix = key if config.prefix is None else config.prefix
         credential = None
         if config.auth is not None and config.url is not None:
@@ -68,6 +76,8 @@ class UpstreamToolset(McpToolset):
         self.key = key
         self.protocol_version = config.protocol_version
         self.session_policy = config.session_policy
+        self.max_result_bytes = config.max_result_bytes or max_result_bytes
+        """Results larger than this (bytes of JSON) are truncated, the whole kept (`gateway.hub.kept_results`)."""
         self.eras: DownstreamEras | None = None
         """The eras of the gateway's downstream sessions (set by the `Hub` while it serves)."""
         self.source_name = f"upstream {key!r}"
@@ -160,7 +170,7 @@ def gateway_tools(config: GatewayConfig) -> list[ToolUnion]:
         ConfigError: a local tool reference cannot be loaded.
     """
     items: list[ToolUnion] = [
-        UpstreamToolset(key, server, config.base, config_path=config.path)
+        UpstreamToolset(key, server, config.base, config_path=config.path, max_result_bytes=config.max_result_bytes)
         for key, server in config.enabled_servers().items()
     ]
     for reference in config.tools:
