@@ -15,7 +15,13 @@ async def check(config_path: str) -> int:
     from gateway.hub.name_check import local_tool_names
 
     config = load_config(config_path)
-    items = gateway_tools(config)
+    # `listTimeout` keeps a slow upstream from holding up a listing while serving; check is there to say whether it
+    # works, so it waits for it as long as connecting may take (an npx server's first start can take seconds).
+    patient = {
+        key: server.model_copy(update={"list_timeout": max(server.list_timeout, server.connect_timeout)})
+        for key, server in config.mcp_servers.items()
+    }
+    items = gateway_tools(config.model_copy(update={"mcp_servers": patient}))
     enabled = config.enabled_servers()
     print(f"config {config_path}: valid ({len(enabled)} upstreams, {len(config.tools)} tool refs)")
     if config.ignored_keys:

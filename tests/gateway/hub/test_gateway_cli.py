@@ -219,3 +219,16 @@ async def test_a_stdio_upstreams_stderr_reaches_the_log_prefixed_with_its_key_no
     assert "tools/call echo" not in quiet.stderr
     (line,) = [line for line in logged.stderr.splitlines() if "tools/call echo" in line]
     assert "INFO gateway.client.stderr: [up] " in line
+
+
+async def test_check_waits_for_a_slow_upstream_up_to_its_connect_timeout_not_its_listing_deadline(
+    tmp_path: Path,
+) -> None:
+    # An upstream that takes longer to start than `listTimeout` (an `npx` server's first run, a busy machine).
+    tiny = ROOT / "tests" / "gateway" / "hub" / "hub_tiny_server.py"
+    slow_start = f"import runpy, time; time.sleep(2); runpy.run_path({str(tiny)!r}, run_name='__main__')"
+    slow = {"command": sys.executable, "args": ["-c", slow_start], "listTimeout": 0.5, "connectTimeout": 60}
+    config = write_config(tmp_path, {"slow": slow})
+    done = await cli("check", str(config))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "  ok    slow: 1 tools" in done.stdout
