@@ -8,20 +8,22 @@ elicitation. Handing our tool to an ADK agent, the same copy runs the other way.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
+from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.tools.tool_confirmation import ToolConfirmation as AdkToolConfirmation
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 
-from gateway.adk.auth import auth_config_from_adk, auth_credential_to_adk
-from gateway.tools import ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
+from gateway.adk.auth import auth_config_from_adk, auth_config_to_adk, auth_credential_from_adk, auth_credential_to_adk
+from gateway.tools import AuthCredential, ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
 
 __all__ = [
+    "adk_credentials",
     "adk_readonly_context",
     "adk_tool_context",
     "gateway_readonly_context",
@@ -111,12 +113,40 @@ def settle_in_gateway(adk_context: AdkToolContext, context: ToolContext) -> None
         context.actions.skip_summarization = True
 
 
-def gateway_readonly_context(adk_context: AdkReadonlyContext | None) -> ReadonlyContext | None:
-    """Our `ReadonlyContext` over an ADK one's session and state."""
+def adk_credentials(adk_context: AdkReadonlyContext, keys: Iterable[str]) -> dict[str, AuthCredential]:
+    """The credentials ADK resolved for `keys` in this context, as ours.
+
+    ADK's toolset auth resolves a toolset's credential before listing (`get_credential`); an auth response ADK
+    stored for a call is in the session state under `temp:<key>` (then `<key>`). One without a token is left out.
+    """
+    found: dict[str, AuthCredential] = {}
+    for key in keys:
+        candidates: list[Any] = [adk_context.get_credential(key)]
+        candidates += [adk_context.state.get(name) for name in (State.TEMP_PREFIX + key, key)]
+        for candidate in candidates:
+            credential = AdkAuthCredential.model_validate(candidate) if isinstance(candidate, dict) else candidate
+            if isinstance(credential, AdkAuthCredential) and _has_token(credential):
+                found[key] = auth_credential_from_adk(credential)
+                break
+    return found
+
+
+def _has_token(credential: AdkAuthCredential) -> bool:
+    if credential.oauth2 is not None:
+        return bool(credential.oauth2.access_token)
+    return credential.api_key is not None or credential.http is not None
+
+
+def gateway_readonly_context(
+    adk_context: AdkReadonlyContext | None, credential_keys: Iterable[str] = ()
+) -> ReadonlyContext | None:
+    """Our `ReadonlyContext` over an ADK one's session and state (and the credentials ADK resolved for
+    `credential_keys`)."""
     if adk_context is None:
         return None
     session = adk_context.session
     return ReadonlyContext(
+        credentials=adk_credentials(adk_context, credential_keys),
         state=dict(adk_context.state),
         app_name=session.app_name,
         user_id=session.user_id,
@@ -126,11 +156,15 @@ def gateway_readonly_context(adk_context: AdkReadonlyContext | None) -> Readonly
     )
 
 
-def gateway_tool_context(adk_context: AdkToolContext, client: ClientFeatures) -> ToolContext:
-    """Our `ToolContext` for a call an ADK agent makes: the ADK session's state, call id and confirmation."""
+def gateway_tool_context(
+    adk_context: AdkToolContext, client: ClientFeatures, credential_keys: Iterable[str] = ()
+) -> ToolContext:
+    """Our `ToolContext` for a call an ADK agent makes: the ADK session's state, call id and confirmation (and
+    the credentials ADK resolved for `credential_keys`)."""
     confirmation = adk_context.tool_confirmation
     session = adk_context.session
     return ToolContext(
+        credentials=adk_credentials(adk_context, credential_keys),
         state=State(adk_context.state.to_dict()),
         function_call_id=adk_context.function_call_id,
         tool_confirmation=None
@@ -152,5 +186,8 @@ def settle_in_adk(context: ToolContext, adk_context: AdkToolContext) -> None:
         adk_context.state[key] = value
     for request in actions.requested_tool_confirmations.values():
         adk_context.request_confirmation(hint=request.hint, payload=request.payload)
+    for requested in actions.requested_auth_configs.values():
+        # ADK's own request: it adds the authorization URL, and its flow emits `adk_request_credential`.
+        adk_context.request_credential(auth_config_to_adk(requested))
     if actions.skip_summarization:
         adk_context.actions.skip_summarization = True

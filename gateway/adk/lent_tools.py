@@ -12,11 +12,14 @@ and audio parts as genai `Part`s so that ADK's flow hands them to the model as m
 from __future__ import annotations
 
 import base64
+import contextlib
 import logging
 import weakref
 from typing import Any, cast
 
 from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
+from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
+from google.adk.auth.auth_tool import AuthConfig as AdkAuthConfig
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
@@ -24,11 +27,14 @@ from google.genai import types as genai_types
 from mcp import types
 
 from adapters import Media
+from gateway.adk.auth import auth_config_to_adk
 from gateway.adk.context import gateway_readonly_context, gateway_tool_context, settle_in_adk
 from gateway.adk.declarations import declaration_to_adk
 from gateway.client import McpToolset
+from gateway.client.credentials.adk_scheme import UserSignIn
+from gateway.client.mcp_tool import McpTool
 from gateway.errors import ServiceNotConfiguredError
-from gateway.tools import BaseTool, BaseToolset, ToolContext
+from gateway.tools import AuthConfig, BaseTool, BaseToolset, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REQUIRED
 
 __all__ = ["LentTool", "LentToolset"]
@@ -144,6 +150,42 @@ def adk_media(response: Any) -> Any:
     return fields
 
 
+def sign_in_config(toolset: object) -> AuthConfig | None:
+    """The auth config of an `McpToolset` whose every user signs in (OAuth2 authorization code), else None.
+
+    Only such a toolset needs ADK's help: every other credential (API key, bearer, client credentials) our toolset
+    applies itself, without asking the user.
+    """
+    if isinstance(toolset, McpToolset) and isinstance(toolset.credential, UserSignIn):
+        return toolset.get_auth_config()
+    return None
+
+
+def _credential_keys(config: AuthConfig | None) -> tuple[str, ...]:
+    return (config.credential_key,) if config is not None and config.credential_key else ()
+
+
+async def _take_auth_response(tool_context: AdkToolContext, config: AdkAuthConfig) -> None:
+    """Exchange the user's answer to `adk_request_credential` for this call, if there is one, and keep it.
+
+    ADK resumes a call once its user answered the call's credential request; the answer (the redirect the sign-in
+    landed on) is in the session state. ADK's `get_auth_response` exchanges it for a token (written back to the
+    state, where the call's context finds it), and the Runner's credential service, if any, keeps it for later
+    turns, replacing the credential the upstream refused.
+    """
+    answer = tool_context.state.get(f"temp:{config.credential_key}") if config.credential_key else None
+    if not isinstance(answer, dict | AdkAuthCredential):
+        return
+    exchanged = tool_context.get_auth_response(config)
+    if exchanged is None or exchanged.oauth2 is None or not exchanged.oauth2.access_token:
+        return
+    kept = config.model_copy(deep=True)
+    kept.exchanged_auth_credential = exchanged
+    # Without a credential service (ValueError), the token lasts for this invocation (and in the toolset, for the user).
+    with contextlib.suppress(ValueError):
+        await tool_context.save_credential(kept)
+
+
 class LentTool(AdkBaseTool):
     """One of our tools as a google-adk `BaseTool` (see the module docstring)."""
 
@@ -158,7 +200,11 @@ class LentTool(AdkBaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: AdkToolContext) -> Any:
         """Run our tool over the ADK session's state; a server's question becomes ADK's confirmation request."""
         user = _AdkUser()
-        context = user.context = gateway_tool_context(tool_context, user)
+        toolset = self.gateway_tool.toolset if isinstance(self.gateway_tool, McpTool) else None
+        config = sign_in_config(toolset)
+        if config is not None:
+            await _take_auth_response(tool_context, auth_config_to_adk(config))
+        context = user.context = gateway_tool_context(tool_context, user, _credential_keys(config))
         response = await self.gateway_tool.run_async(args=args, tool_context=context)
         if user.asked:
             # The server's answer to our withdrawal is not the tool's: the call awaits the ADK user's confirmation.
@@ -182,6 +228,7 @@ class LentToolset(AdkBaseToolset):
             toolset.forward_client_requests = True
         self.gateway_toolset = toolset
         self._lent: weakref.WeakKeyDictionary[BaseTool, LentTool] = weakref.WeakKeyDictionary()
+        self._adk_auth_config: AdkAuthConfig | None = None
 
     def _lend(self, tool: BaseTool) -> LentTool:
         try:
@@ -192,9 +239,24 @@ class LentToolset(AdkBaseToolset):
             lent = self._lent[tool] = LentTool(tool)
         return lent
 
+    def get_auth_config(self) -> AdkAuthConfig | None:
+        """For an `McpToolset` whose users sign in (OAuth2 authorization code): its auth config, as ADK's.
+
+        ADK's flow then resolves the user's credential before listing the tools, as for its own `McpToolset`: a
+        user without one gets ADK's `adk_request_credential` (the authorization URL in its auth config), and the
+        client app's answer is exchanged for the token the listing and the calls use.
+        """
+        config = sign_in_config(self.gateway_toolset)
+        if config is None:
+            return None
+        if self._adk_auth_config is None:
+            self._adk_auth_config = auth_config_to_adk(config)
+        return self._adk_auth_config
+
     async def get_tools(self, readonly_context: AdkReadonlyContext | None = None) -> list[AdkBaseTool]:
         """Our toolset's tools (its own filter and prefix applied) for the ADK session of `readonly_context`."""
-        tools = await self.gateway_toolset.get_tools_with_prefix(gateway_readonly_context(readonly_context))
+        keys = _credential_keys(sign_in_config(self.gateway_toolset))
+        tools = await self.gateway_toolset.get_tools_with_prefix(gateway_readonly_context(readonly_context, keys))
         return [self._lend(tool) for tool in tools]
 
     async def close(self) -> None:

@@ -40,7 +40,7 @@ from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.credentials import Credential
-from gateway.client.credentials.adk_scheme import credential_from_adk
+from gateway.client.credentials.adk_scheme import SignInRequired, UserSignIn, credential_from_adk
 from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
@@ -367,18 +367,32 @@ class McpToolset(BaseToolset, UpstreamContent):
                 selected.append(tool)
         return sorted(selected, key=lambda t: t.name)
 
+    def _signed_out(self, tool_context: ToolContext) -> SignInRequired | None:
+        """A user whose sign-in the upstream just refused (its token was forgotten): they sign in again."""
+        credential = self.credential
+        if isinstance(credential, UserSignIn) and credential.identity(tool_context) not in credential.tokens:
+            return SignInRequired(credential.auth_config)
+        return None
+
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """Send `tools/call` once, never again: a session that dies is dropped so the next call gets a fresh one.
 
         Raises:
             UpstreamUnavailableError: the upstream cannot be reached, or its session ended during the call.
             MCPError: the upstream answered with a JSON-RPC error (unknown tool, bad request, timeout).
+            SignInRequired: the calling user has not signed in, or the upstream refused their sign-in (401).
         """
 
         async def send(session: UpstreamSession, on_progress: ProgressFnT) -> types.CallToolResult:
             return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
 
-        return await call_once(self._pool, name, tool_context, send, self.progress_callback)
+        try:
+            return await call_once(self._pool, name, tool_context, send, self.progress_callback)
+        except (MCPError, UpstreamUnavailableError) as exc:
+            signed_out = self._signed_out(tool_context)
+            if signed_out is not None:
+                raise signed_out from exc
+            raise
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound

@@ -108,8 +108,10 @@ class ReadonlyContext:
         session_id: str = "",
         invocation_id: str | None = None,
         agent_name: str = "",
+        credentials: Mapping[str, AuthCredential] | None = None,
     ) -> None:
         self._state = _as_state(state)
+        self._credentials: Mapping[str, AuthCredential] = {} if credentials is None else credentials
         self.app_name = app_name
         self.user_id = user_id
         self.session_id = session_id
@@ -120,6 +122,12 @@ class ReadonlyContext:
     def state(self) -> Mapping[str, Any]:
         """The session's state, read-only."""
         return self._state.readonly_view()
+
+    def get_credential(self, key: str) -> AuthCredential | None:
+        """The user's credential under `key` resolved for this context (ADK's `ReadonlyContext.get_credential`):
+        served over MCP, the one stored for the calling principal; lent to an ADK agent, the one ADK resolved."""
+        found = self._credentials.get(key)
+        return None if found is None else found.model_copy(deep=True)
 
 
 class ToolContext(ReadonlyContext):
@@ -149,6 +157,7 @@ class ToolContext(ReadonlyContext):
             session_id=session_id,
             invocation_id=invocation_id,
             agent_name=agent_name,
+            credentials=credentials,
         )
         self.function_call_id: str | None = function_call_id or f"adk-{uuid.uuid4()}"
         self.tool_confirmation = tool_confirmation
@@ -156,7 +165,6 @@ class ToolContext(ReadonlyContext):
         self._artifact_service = artifact_service
         self._client = client
         self.progress_sink: ProgressSink = ProgressLog() if progress_sink is None else progress_sink
-        self._credentials: Mapping[str, AuthCredential] = {} if credentials is None else credentials
 
     @property
     def state(self) -> State:  # pyright: ignore[reportIncompatibleMethodOverride]
@@ -221,9 +229,9 @@ class ToolContext(ReadonlyContext):
         key = AuthConfig.model_validate(auth_config).credential_key
         if not key:
             return None
-        found = self._credentials.get(key)
+        found = self.get_credential(key)
         if found is not None:
-            return found.model_copy(deep=True)
+            return found
         for name in (State.TEMP_PREFIX + key, key):
             value = self._state.get(name)
             if isinstance(value, AuthCredential):

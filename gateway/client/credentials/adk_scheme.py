@@ -78,11 +78,15 @@ class UserSignIn(Credential):
 
     def auth(self, context: ReadonlyContext | None) -> httpx2.Auth:
         user = self.identity(context)
+        answered: AuthCredential | None = None
         if isinstance(context, ToolContext):
             answered = context.get_auth_response(self.auth_config)
-            token = answered.oauth2.access_token if answered is not None and answered.oauth2 is not None else None
-            if token:
-                self.tokens[user] = token
+        elif context is not None and self.auth_config.credential_key:
+            # A listing: the credential resolved for the context (an ADK agent's toolset auth), if any.
+            answered = context.get_credential(self.auth_config.credential_key)
+        token = answered.oauth2.access_token if answered is not None and answered.oauth2 is not None else None
+        if token:
+            self.tokens[user] = token
         if user not in self.tokens:
             raise SignInRequired(self.auth_config)
         if user not in self._auths:
