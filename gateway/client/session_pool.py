@@ -337,6 +337,21 @@ class SessionPool:
         return sum(1 for slot in self._slots.values() if slot.session is not None and slot.session.alive)
 
     @property
+    def in_flight(self) -> int:
+        """How many requests are in flight on the open sessions now."""
+        return sum(slot.session.in_flight for slot in self._slots.values() if slot.session is not None)
+
+    async def drained(self) -> None:
+        """Return once no request is in flight on the open sessions (callers bound the wait)."""
+        while True:
+            busy = [
+                slot.session for slot in self._slots.values() if slot.session is not None and slot.session.in_flight
+            ]
+            if not busy:
+                return
+            await busy[0].idle.wait()
+
+    @property
     def last_error(self) -> str | None:
         """Why the last connection attempt failed (None once one succeeded)."""
         return self._last_error

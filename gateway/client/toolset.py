@@ -251,6 +251,15 @@ class McpToolset(BaseToolset, UpstreamContent):
             report["failures"] = self._pool.failures
         return report
 
+    @property
+    def in_flight(self) -> int:
+        """How many requests (tool calls, listings, reads) are in flight on this toolset's sessions now."""
+        return self._pool.in_flight
+
+    async def drained(self) -> None:
+        """Return once no request is in flight on this toolset's sessions (the caller bounds the wait)."""
+        await self._pool.drained()
+
     async def release(self, readonly_context: ReadonlyContext | None = None) -> None:
         """End the session of a context's identity now (e.g. when the downstream session it served ended)."""
         await self._pool.release(readonly_context)

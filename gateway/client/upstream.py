@@ -103,7 +103,12 @@ class UpstreamSession:
     meta: types.RequestParamsMeta | None = None
     """The `_meta` every request on this session carries (e.g. a session key for a sessionless upstream)."""
     in_flight: int = 0
+    idle: anyio.Event = field(default_factory=anyio.Event)
+    """Set while no request is in flight (a new event each time one starts)."""
     last_used: float = field(default_factory=anyio.current_time)
+
+    def __post_init__(self) -> None:
+        self.idle.set()
 
     @property
     def alive(self) -> bool:
@@ -118,12 +123,16 @@ class UpstreamSession:
     @contextlib.contextmanager
     def busy(self) -> Generator[None]:
         """Mark a request in flight (an idle session is closed only when none is)."""
+        if not self.in_flight:
+            self.idle = anyio.Event()
         self.in_flight += 1
         try:
             yield
         finally:
             self.in_flight -= 1
             self.last_used = anyio.current_time()
+            if not self.in_flight:
+                self.idle.set()
 
     def tools_changed(self) -> None:
         """The server announced that its tool list changed."""

@@ -13,7 +13,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any, Protocol, Self
 from urllib.parse import urlsplit
 
 import anyio
@@ -49,13 +49,16 @@ logger = logging.getLogger(__name__)
 class Hub:
     """Forwarding to the upstream toolsets of one server (a `gateway.server.extension.ServerExtension`)."""
 
-    def __init__(self, upstreams: Sequence[McpToolset]) -> None:
+    def __init__(self, upstreams: Sequence[McpToolset], *, reloader: Reloader | None = None) -> None:
         self.passthrough = Passthrough(upstreams)
         self.listen_streams = ListenStreams()
         self.kept_results = KeptResults()
         self.relay = DownstreamRelay(self.passthrough, self.listen_streams)
         self.held_calls = HeldCalls()
         self.eras = DownstreamEras()
+        self.reloader = reloader
+        """What re-reads the config while the hub serves (its upstreams may then come and go)."""
+        self._serving = False
         self._exit_stack: contextlib.AsyncExitStack | None = None
 
     @property
@@ -74,8 +77,9 @@ class Hub:
         return tool.raw_mcp_tool.model_copy(update={"name": tool.name})
 
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
-        """Resources, prompts, completion, roots and `subscriptions/listen`, offered only when there are upstreams."""
-        if not self.passthrough:
+        """Resources, prompts, completion, roots and `subscriptions/listen`, offered when there are upstreams (or a
+        reload may add one)."""
+        if not self.passthrough and self.reloader is None:
             return {}
         handlers = UpstreamHandlers(
             self.passthrough, self.relay, hooks.context, hooks.page, self.kept_results
@@ -85,7 +89,7 @@ class Hub:
     def track(self, ctx: ServerRequestContext[Any, Any], owner: str) -> None:
         """Remember the session's era and its channel (so that upstream notifications can reach it)."""
         self.eras.seen(owner, ctx.protocol_version)
-        if self.passthrough:
+        if self.passthrough or self.reloader is not None:
             self.relay.track(ctx, owner)
 
     def session_ended(self, owner: str) -> None:
@@ -221,23 +225,68 @@ class Hub:
             stack.callback(self.listen_streams.close)
             stack.callback(held_tasks.cancel_scope.cancel)
             self.held_calls.bind(held_tasks)
+            if self.reloader is not None:
+                # Leaves first: no reload runs while the server closes.
+                await stack.enter_async_context(self.reloader)
             self._exit_stack = stack.pop_all()
+        self._serving = True
         for upstream in self.passthrough.upstreams:
-            if upstream.forward_client_requests:
-                upstream.downstream = self.relay
-            if isinstance(upstream, UpstreamToolset):
-                upstream.eras = self.eras
+            self._wire(upstream)
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        self._serving = False
         for upstream in self.passthrough.upstreams:
-            if upstream.downstream is self.relay:
-                upstream.downstream = None
-            if isinstance(upstream, UpstreamToolset) and upstream.eras is self.eras:
-                upstream.eras = None
+            self.unwire(upstream)
         stack, self._exit_stack = self._exit_stack, None
         if stack is not None:
             await stack.aclose()
+
+    def _wire(self, upstream: McpToolset) -> None:
+        if upstream.forward_client_requests:
+            upstream.downstream = self.relay
+        if isinstance(upstream, UpstreamToolset):
+            upstream.eras = self.eras
+
+    def unwire(self, upstream: McpToolset) -> None:
+        """Stop relaying what `upstream` says to this hub's clients (it left the gateway)."""
+        if upstream.downstream is self.relay:
+            upstream.downstream = None
+        if isinstance(upstream, UpstreamToolset) and upstream.eras is self.eras:
+            upstream.eras = None
+
+    def replace_upstreams(self, upstreams: Sequence[McpToolset]) -> None:
+        """Forward to `upstreams` from now on (a config reload); the ones that stay keep their sessions.
+
+        Dropped upstreams stay wired until `unwire` (their calls in flight still reach their clients).
+        """
+        self.passthrough.replace(upstreams)
+        if self._serving:
+            for upstream in upstreams:
+                self._wire(upstream)
+
+    async def announce(self, *, tools: bool, resources: bool, prompts: bool) -> int:
+        """Tell every client that can hear it outside a request that these lists changed.
+
+        Returns how many sessions were told (handshake-era sessions with a channel; a modern-era client sees the
+        change on its next listing).
+        """
+        notifications: list[types.ServerNotification] = []
+        if tools:
+            notifications.append(types.ToolListChangedNotification())
+        if resources:
+            notifications.append(types.ResourceListChangedNotification())
+        if prompts:
+            notifications.append(types.PromptListChangedNotification())
+        return await self.relay.broadcast(notifications)
+
+
+class Reloader(Protocol):
+    """What re-reads a hub's config while it serves (`gateway.hub.reload.ConfigReloader`)."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(self, *exc_info: object) -> None: ...
 
 
 def _peer(upstream: McpToolset | None) -> tuple[str, tuple[str, int] | None]:

@@ -62,6 +62,10 @@ class Passthrough:
         """The upstream toolsets, in config order."""
         return list(self._upstreams)
 
+    def replace(self, upstreams: Sequence[McpToolset]) -> None:
+        """Route to `upstreams` from now on (a config reload)."""
+        self._upstreams = list(upstreams)
+
     def __bool__(self) -> bool:
         return bool(self._upstreams)
 

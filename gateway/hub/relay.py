@@ -92,6 +92,19 @@ class DownstreamRelay:
             except Exception as exc:  # noqa: BLE001 - a session that went away misses a notification, nothing more
                 logger.debug("Could not relay %s to session %s: %s", notification.method, owner, exc)
 
+    async def broadcast(self, notifications: list[types.ServerNotification]) -> int:
+        """Send `notifications` to every remembered session; returns how many sessions were reached."""
+        reached = 0
+        for owner, session in list(self._sessions.items()):
+            try:
+                for notification in notifications:
+                    await session.send_notification(notification)
+            except Exception as exc:  # noqa: BLE001 - a session that went away misses a notification, nothing more
+                logger.debug("Could not tell session %s that lists changed: %s", owner, exc)
+            else:
+                reached += 1
+        return reached
+
     async def list_roots(self, context: ReadonlyContext | None) -> types.ListRootsResult:
         """Ask the downstream client of `context` for its roots (for an upstream's `roots/list`).
 

@@ -31,7 +31,7 @@ from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, T
 from gateway.tools.tool_union import ToolUnion
 from gateway.upstream_auth import upstream_credential
 
-__all__ = ["UpstreamToolset", "gateway_tools"]
+__all__ = ["UpstreamToolset", "gateway_tools", "local_tools", "tool_reference"]
 
 logger = logging.getLogger(__name__)
 
@@ -173,10 +173,25 @@ def gateway_tools(config: GatewayConfig) -> list[ToolUnion]:
         UpstreamToolset(key, server, config.base, config_path=config.path, max_result_bytes=config.max_result_bytes)
         for key, server in config.enabled_servers().items()
     ]
+    items.extend(local_tools(config))
+    return items
+
+
+def tool_reference(config: GatewayConfig, reference: str) -> str:
+    """A `tools` entry of the config with a relative file path made relative to the config file."""
+    module, sep, attr = reference.partition(":")
+    if module.endswith(".py") and not Path(module).is_absolute():
+        module = str(config.base / module)
+    return module + sep + attr
+
+
+def local_tools(config: GatewayConfig) -> list[BaseTool | BaseToolset]:
+    """The local tools the config's `tools` entries name (a file is imported afresh on every call).
+
+    Raises:
+        ConfigError: a reference cannot be loaded.
+    """
+    items: list[BaseTool | BaseToolset] = []
     for reference in config.tools:
-        module, sep, attr = reference.partition(":")
-        if module.endswith(".py") and not Path(module).is_absolute():
-            module = str(config.base / module)
-        local: list[BaseTool | BaseToolset] = load_tools(module + sep + attr)
-        items.extend(local)
+        items.extend(load_tools(tool_reference(config, reference)))
     return items

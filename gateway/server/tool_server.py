@@ -13,10 +13,11 @@ import functools
 import logging
 import random
 from collections import OrderedDict, defaultdict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Self, TypeVar
 
 import anyio
+import anyio.abc
 from mcp import MCPError, types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -35,6 +36,7 @@ from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
 from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
+from gateway.server.toolset_owners import ToolsetOwners
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.state.state_locks import StateLocks
@@ -122,6 +124,8 @@ class ToolServer:
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools, describe=extension.describe if extension is not None else None)
+        self._owners = ToolsetOwners()
+        self._retiring: anyio.abc.TaskGroup | None = None
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
@@ -146,12 +150,7 @@ class ToolServer:
         self.extension = extension
         # Anonymous calls' own sessions while a call runs in them (they end with it, not with the request).
         self._running_sessions: set[str] = set()
-        # An extension's toolsets announce their own list changes; only the other toolsets' lists can change
-        # through what a call did, so only they need the catalog compared after each call.
-        self._has_local_toolsets = any(
-            isinstance(item, BaseToolset) and not (extension is not None and extension.owns(item))
-            for item in self.catalog.items
-        )
+        self._has_local_toolsets = self._local_toolsets_in(self.catalog)
         extra_handlers = extension.handlers(ServerHooks(self._context, self._page)) if extension is not None else {}
         with deprecated_in_2026():
             # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
@@ -241,12 +240,75 @@ class ToolServer:
                         except Exception:
                             logger.exception("Releasing session %s of %r failed", session_key, item)
 
+    def _local_toolsets_in(self, catalog: ToolCatalog) -> bool:
+        # An extension's toolsets announce their own list changes; only the other toolsets' lists can change
+        # through what a call did, so only they need the catalog compared after each call.
+        extension = self.extension
+        return any(
+            isinstance(item, BaseToolset) and not (extension is not None and extension.owns(item))
+            for item in catalog.items
+        )
+
+    async def replace_tools(
+        self, tools: Sequence[ToolUnion], *, retire: Callable[[BaseToolset], Awaitable[None]] | None = None
+    ) -> None:
+        """Serve `tools` from now on (a config reload): new toolsets are opened, dropped ones closed.
+
+        A toolset in both the old and the new tools (the same object) stays open as it is, its sessions untouched.
+        New toolsets are opened before anything changes, so a toolset that cannot be opened leaves the server
+        serving what it served. A dropped toolset is closed in the background once `retire(toolset)` returns
+        (e.g. once the calls still running on it have finished), so this returns without waiting for it. The
+        caller tells the clients that the lists changed.
+
+        Raises:
+            Exception: whatever opening a new toolset raised (the server then serves the old tools).
+        """
+        catalog = ToolCatalog(tools, describe=self.extension.describe if self.extension is not None else None)
+        kept = {id(item) for item in self.catalog.items}
+        added = [item for item in catalog.items if isinstance(item, BaseToolset) and id(item) not in kept]
+        opened: list[BaseToolset] = []
+        try:
+            for item in added:
+                await self._owners.open(item)
+                opened.append(item)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                for item in opened:
+                    await self._owners.close(item)
+            raise
+        current = {id(item) for item in catalog.items}
+        dropped = [item for item in self.catalog.items if isinstance(item, BaseToolset) and id(item) not in current]
+        self.catalog = catalog
+        self._has_local_toolsets = self._local_toolsets_in(catalog)
+        for item in dropped:
+            if self._retiring is None:
+                await self._retire(item, None)
+            else:
+                self._retiring.start_soon(self._retire, item, retire)
+
+    async def _retire(self, toolset: BaseToolset, retire: Callable[[BaseToolset], Awaitable[None]] | None) -> None:
+        try:
+            if retire is not None:
+                await retire(toolset)
+        finally:
+            with anyio.CancelScope(shield=True):
+                if self._owners.holds(toolset):
+                    await self._owners.close(toolset)
+                else:
+                    await toolset.close()
+
     async def __aenter__(self) -> Self:
         """Open the toolsets that hold connections (an `McpToolset`'s upstream sessions live this long)."""
         async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(self._owners)
             for item in self.catalog.items:
                 if isinstance(item, BaseToolset):
-                    await stack.enter_async_context(item)
+                    await self._owners.open(item)
+            # Toolsets dropped by `replace_tools` close in here; the server's end cancels what waits for them.
+            retiring = await stack.enter_async_context(anyio.create_task_group())
+            stack.callback(setattr, self, "_retiring", None)
+            stack.callback(retiring.cancel_scope.cancel)
+            self._retiring = retiring
             if self.extension is not None:
                 await stack.enter_async_context(self.extension)
             # Sessions left idle past the retention (also by an earlier process) go before the first request.
