@@ -83,6 +83,9 @@ class UpstreamConfig(BaseModel):
     other way."""
     protocol_version: Literal["2025-11-25", "2026-07-28"] | None = None
     """The protocol era to speak with this upstream; default: chosen per session (`gateway.hub.era`)."""
+    pin_tools: bool | None = None
+    """Withhold a tool whose definition changed since it was first seen until it is approved (`pins approve`);
+    default: the top-level `pinTools`."""
     confirm: bool | list[str] | Literal["destructive"] = False
     """Ask the downstream user before forwarding: every call, the listed tools, or tools marked destructive."""
     max_result_bytes: int | None = Field(default=None, ge=MIN_RESULT_BYTES)
@@ -148,6 +151,8 @@ class GatewayConfig(BaseModel):
     """Which principals may use which tools, resources and prompts, and how often; none: everything allowed."""
     max_result_bytes: int | None = Field(default=None, ge=MIN_RESULT_BYTES)
     """`maxResultBytes` of every upstream that sets none; default: results are never cut."""
+    pin_tools: bool = False
+    """`pinTools` for every upstream that does not set its own."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)
@@ -157,6 +162,11 @@ class GatewayConfig(BaseModel):
     def base(self) -> Path:
         """The directory relative paths are resolved against."""
         return self.path.parent
+
+    def pins_tools(self, key: str) -> bool:
+        """Whether the tools of upstream `key` are pinned (its `pinTools`, else the top-level one)."""
+        own = self.mcp_servers[key].pin_tools
+        return self.pin_tools if own is None else own
 
     def enabled_servers(self) -> dict[str, UpstreamConfig]:
         """The upstreams that are not `disabled`."""

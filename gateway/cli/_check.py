@@ -7,9 +7,13 @@ from gateway.errors import GatewayError
 __all__ = ["check"]
 
 
-async def check(config_path: str) -> int:
-    """Print one line per upstream (ok, FAIL, off) and per problem; returns 1 if anything fails, else 0."""
+async def check(config_path: str, state: str | None = None) -> int:
+    """Print one line per upstream (ok, FAIL, off) and per problem; returns 1 if anything fails, else 0.
+
+    `state`: the state store holding the pins of upstreams with `pinTools` (a pending drift is a failure).
+    """
     from gateway.cli._access import check_access
+    from gateway.cli._pins import check_pins
     from gateway.config import load_config
     from gateway.hub import UpstreamToolset, gateway_tools
     from gateway.hub.name_check import local_tool_names
@@ -39,6 +43,7 @@ async def check(config_path: str) -> int:
                 session = await item.session()
                 print(f"  ok    {item.key}: {len(tools)} tools, protocol {session.client.protocol_version}")
                 published.extend((tool.name, item.source_name) for tool in tools)
+                failures += await check_pins(config, item, state)
         except GatewayError as exc:
             failures += 1
             print(f"  FAIL  {item.key}: {exc}")

@@ -46,7 +46,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "check":
         from gateway.cli._check import check
 
-        return anyio.run(check, args.config)
+        return anyio.run(check, args.config, args.state)
+    if args.command == "pins":
+        from gateway.cli._pins import run_pins
+
+        return anyio.run(run_pins, args)
     if args.command == "login":
         from gateway.sign_in import sign_in
 

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from gateway.cli._access import add_oauth_flags
 from gateway.cli._logs import LEVELS, LOG_FORMAT_ENV, LOG_LEVEL_ENV
+from gateway.cli._pins import add_pins_parser, add_state_option
 
 __all__ = ["HOST_ENV", "PORT_ENV", "parser"]
 
@@ -119,6 +120,11 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="time a client may take to send a request's body once its headers are in (default: 60)",
     )
+    serve.add_argument(
+        "--watch",
+        action="store_true",
+        help="reload CONFIG when it (or a tool file it names) changes; SIGHUP reloads it in any case",
+    )
     serve.add_argument("--stateless", action="store_true", help="streamable HTTP without sessions")
     serve.add_argument(
         "--workers",
@@ -222,6 +228,8 @@ def parser() -> argparse.ArgumentParser:
         description="Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
     )
     check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+    add_state_option(check)
+    add_pins_parser(commands, flags)
 
     login = commands.add_parser(
         "login",

@@ -9,12 +9,16 @@ import secrets
 import socket
 import sys
 from importlib.metadata import version
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from gateway.cli._parser import HOST_ENV, PORT_ENV
 from gateway.cli._sources import load_sources
 from gateway.errors import ConfigError, GatewayError
+
+if TYPE_CHECKING:
+    from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["run_serve"]
 
@@ -102,8 +106,10 @@ def run_serve(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is interrupted (HTTP); returns the exit code."""
     from gateway.access_config import policy_of
     from gateway.cli._access import oauth_settings
+    from gateway.config import load_config
     from gateway.hub import gateway_server
     from gateway.hub.name_check import check_names_at_start
+    from gateway.hub.reloader import reloading_gateway_server
     from gateway.server import serve
     from gateway.server.auth import TOKENS_ENV, parse_tokens
     from gateway.server.sealing import require_shared_key, sealing_keys
@@ -112,8 +118,9 @@ def run_serve(args: argparse.Namespace) -> int:
 
     host = args.host or os.environ.get(HOST_ENV) or _DEFAULT_HOST
     port = _port(args)
-    sources = load_sources(args.config, args.references, args.agents)
-    config = sources.config
+    if args.watch and not args.config:
+        raise GatewayError("--watch reloads a CONFIG file; give one (serve CONFIG --watch).")
+    config = load_config(args.config) if args.config else None
     worker = args.worker_fd is not None
     if args.workers > 1 and (args.metrics or args.metrics_port is not None):
         raise GatewayError(
@@ -124,9 +131,7 @@ def run_serve(args: argparse.Namespace) -> int:
         from gateway.server.workers import die_with_supervisor
 
         die_with_supervisor(args.worker_of)
-    else:
-        anyio.run(check_names_at_start, sources.items)
-    name = args.name or sources.name or "adk-mcp-gateway"
+    name = args.name or (config.name if config else None) or "adk-mcp-gateway"
     configure_tracing(name)
     location = state_location(args.state, config.state if config else None)
     keys = sealing_keys(config.sealing_key if config else None)
@@ -138,16 +143,27 @@ def run_serve(args: argparse.Namespace) -> int:
         # Fail now, with the store's own message, rather than inside the server's start-up.
         anyio.run(_reach_store, location)
     if args.workers > 1 and not worker:
+        anyio.run(check_names_at_start, load_sources(args.config, args.references, args.agents).items)
         return _supervise(args, host, port, keys)
-    tool_server = gateway_server(
-        sources.items,
-        name=name,
-        version=version("adk-mcp-gateway"),
-        state_store=open_state_store(location),
-        request_state_keys=keys,
-        policy=policy_of(config.policies) if config else None,
-        **({"session_retention": args.session_retention} if args.session_retention is not None else {}),
-    )
+    options: dict[str, Any] = {
+        "name": name,
+        "version": version("adk-mcp-gateway"),
+        "state_store": open_state_store(location),
+        "request_state_keys": keys,
+        "policy": policy_of(config.policies) if config else None,
+    }
+    if args.session_retention is not None:
+        options["session_retention"] = args.session_retention
+    if config is not None:
+        # A config is read again on SIGHUP (and, with --watch, when its files change): `gateway.hub.reloader`.
+        extra = load_sources(None, args.references, args.agents).items if args.references or args.agents else []
+        tool_server = reloading_gateway_server(config, extra_tools=extra, watch=args.watch, **options)
+        served: list[ToolUnion] = [*tool_server.catalog.items]
+    else:
+        served = load_sources(None, args.references, args.agents).items
+        tool_server = gateway_server(served, **options)
+    if not worker:
+        anyio.run(check_names_at_start, served)
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
     oauth = oauth_settings(args, config, host, port)
     loopback = host in ("127.0.0.1", "localhost", "::1")

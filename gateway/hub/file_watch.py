@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Final
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 
 __all__ = ["DEFAULT_POLL_INTERVAL", "DEFAULT_SETTLE", "FileWatcher"]
@@ -65,9 +66,10 @@ class FileWatcher:
         paths = list(self._paths())
         return await anyio.to_thread.run_sync(_stamps, paths)
 
-    async def run(self) -> None:
-        """Watch until cancelled."""
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Watch until cancelled (started, for `TaskGroup.start`, once it has taken its first look)."""
         seen = await self._look()
+        task_status.started()
         while True:
             await anyio.sleep(self._interval)
             now = await self._look()
@@ -80,5 +82,7 @@ class FileWatcher:
                 if again == now and all(stamp is not None for _, stamp in again):
                     break
                 now = again
+            # What was read is what was reported: a change made while `on_change` ran is seen on the next look
+            # (a reload that names other files makes one more look differ: a reload that finds nothing to do).
+            seen = now
             await self._on_change()
-            seen = await self._look()

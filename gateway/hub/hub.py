@@ -126,6 +126,11 @@ class Hub:
         tool = call.entry.tool
         if not isinstance(tool, McpTool):
             return None
+        if isinstance(tool.toolset, UpstreamToolset):
+            # Before anything else (a confirmation question included): a withheld tool is not offered at all.
+            refusal = await tool.toolset.pin_refusal(tool.raw_mcp_tool)
+            if refusal is not None:
+                return error_result(refusal)
         forward = functools.partial(self._forward, tool, call.arguments)
         if not features.modern:
             return await call.run(forward)

@@ -36,8 +36,10 @@ from gateway.config import GatewayConfig, load_config
 from gateway.errors import ConfigError
 from gateway.hub.file_watch import DEFAULT_SETTLE, FileWatcher
 from gateway.hub.hub import Hub
-from gateway.hub.upstreams import UpstreamToolset, local_tools, tool_reference
+from gateway.hub.pins import PinStore
+from gateway.hub.upstreams import UpstreamToolset, local_tools, tool_reference, upstream_toolset
 from gateway.server.tool_server import ToolServer
+from gateway.state import InMemoryStateStore
 from gateway.tools import BaseTool, BaseToolset
 from gateway.tools.tool_union import ToolUnion, as_tool
 
@@ -109,6 +111,7 @@ class ConfigReloader:
         sighup: reload on `SIGHUP` (POSIX, main thread only).
         watch: reload when the config file or one of its tool files changes (polled, see `FileWatcher`).
         settle: seconds a changed file must stay unchanged before it is read (`watch`).
+        pin_store: where upstreams with `pinTools` keep their approved tool definitions.
     """
 
     def __init__(
@@ -119,11 +122,13 @@ class ConfigReloader:
         sighup: bool = True,
         watch: bool = False,
         settle: float = DEFAULT_SETTLE,
+        pin_store: PinStore | None = None,
     ) -> None:
         self.config = config
         self._extra: list[BaseTool | BaseToolset] = [as_tool(item) for item in extra_tools]
+        self._pins = pin_store
         self._upstreams: dict[str, UpstreamToolset] = {
-            key: UpstreamToolset(key, server, config.base) for key, server in config.enabled_servers().items()
+            key: upstream_toolset(config, key, pin_store) for key in config.enabled_servers()
         }
         self._local = local_tools(config)
         self._local_fingerprint = _local_fingerprint(config)
@@ -232,10 +237,11 @@ class ConfigReloader:
         changed: list[str] = []
         for key, entry in new_servers.items():
             current = self._upstreams.get(key)
-            if current is not None and old_servers.get(key) == entry and new.base == self.config.base:
+            unchanged = old_servers.get(key) == entry and new.pins_tools(key) == self.config.pins_tools(key)
+            if current is not None and unchanged and new.base == self.config.base:
                 upstreams[key] = current
                 continue
-            upstreams[key] = UpstreamToolset(key, entry, new.base)
+            upstreams[key] = upstream_toolset(new, key, self._pins)
             (changed if key in old_servers else added).append(key)
         removed = [key for key in old_servers if key not in new_servers]
         fingerprint = _local_fingerprint(new)
@@ -291,12 +297,20 @@ def reloading_gateway_server(
     """The `ToolServer` for a gateway config, reloading it on `SIGHUP` and (with `watch`) when its files change.
 
     `options` are `ToolServer`'s keyword arguments; the returned server's `extension` is the `Hub`, whose
-    `reloader` is the `ConfigReloader`.
+    `reloader` is the `ConfigReloader`. Upstreams with `pinTools` keep their pins in the `state_store`.
 
     Raises:
         ConfigError: a local tool reference of the config cannot be loaded.
     """
-    reloader = ConfigReloader(config, extra_tools=extra_tools, sighup=sighup, watch=watch, settle=settle)
+    store = options.setdefault("state_store", InMemoryStateStore())
+    reloader = ConfigReloader(
+        config,
+        extra_tools=extra_tools,
+        sighup=sighup,
+        watch=watch,
+        settle=settle,
+        pin_store=PinStore(store, config.name),
+    )
     server = ToolServer(reloader.items(), extension=reloader.hub, **options)
     reloader.server = server
     return server

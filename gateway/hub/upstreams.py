@@ -20,18 +20,19 @@ from mcp import types
 from mcp.server.auth.middleware.auth_context import get_access_token
 
 from adapters.meta_keys import SESSION_META_KEY
-from gateway.client import McpToolset
+from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
 from gateway.client.upstream import HANDSHAKE_FIRST
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
+from gateway.hub.pins import PinStore, ToolPins
 from gateway.references import load_tools
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
 from gateway.upstream_auth import upstream_credential
 
-__all__ = ["UpstreamToolset", "gateway_tools", "local_tools", "tool_reference"]
+__all__ = ["UpstreamToolset", "gateway_tools", "local_tools", "tool_reference", "upstream_toolset"]
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class UpstreamToolset(McpToolset):
         *,
         config_path: Path | None = None,
         max_result_bytes: int | None = None,
+        pins: ToolPins | None = None,
     ) -> None:
         prefix = key if config.prefix is None else config.prefix
         credential = None
@@ -81,6 +83,8 @@ class UpstreamToolset(McpToolset):
         self.eras: DownstreamEras | None = None
         """The eras of the gateway's downstream sessions (set by the `Hub` while it serves)."""
         self.source_name = f"upstream {key!r}"
+        self.pins = pins
+        """With `pinTools`: which of its tools may be served as listed (`gateway.hub.pins`)."""
 
     def _mode(self, context: ReadonlyContext | None) -> str:
         """The era of a new upstream session (`gateway.hub.era`): as configured, else chosen for the session."""
@@ -91,14 +95,36 @@ class UpstreamToolset(McpToolset):
         return self.eras.mode_for(context) if self.eras is not None else "auto"
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        """`McpToolset.get_tools`, its connection errors naming this upstream's config key.
+        """`McpToolset.get_tools`, its connection errors naming this upstream's config key, without the tools
+        withheld by `pinTools` (their definition drifted since it was approved).
 
         The catalog leaves an unavailable upstream out of a listing and answers calls of its tools with the error.
         """
         try:
-            return await super().get_tools(readonly_context)
+            tools = await super().get_tools(readonly_context)
         except UpstreamUnavailableError as exc:
             raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
+        if self.pins is None:
+            return tools
+        served: list[BaseTool] = []
+        for tool in tools:
+            if not isinstance(tool, McpTool) or await self.pins.check(tool.raw_mcp_tool) is None:
+                served.append(tool)
+        return served
+
+    async def pin_refusal(self, tool: types.Tool) -> str | None:
+        """Why a call of `tool` (as the upstream listed it) is refused under `pinTools`, if it is."""
+        if self.pins is None:
+            return None
+        drift = await self.pins.check(tool)
+        return None if drift is None else drift.refusal(self.pins.config_hint)
+
+    def status(self) -> dict[str, Any]:
+        """`McpToolset.status`, plus the tools withheld by `pinTools` (`drifted`), if any."""
+        report = super().status()
+        if self.pins is not None and self.pins.drifts:
+            report["drifted"] = [drift.published for drift in self.pins.drifts]
+        return report
 
     async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:
         """`McpToolset.get_tool_with_prefix`, its connection errors naming this upstream's config key."""
@@ -108,7 +134,14 @@ class UpstreamToolset(McpToolset):
             raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
-        """`McpToolset.call_tool`, its connection errors naming this upstream's config key."""
+        """`McpToolset.call_tool`, its connection errors naming this upstream's config key; a tool withheld by
+        `pinTools` is not called (an `isError` result says how to approve it)."""
+        if self.pins is not None:
+            listed = await self.list_mcp_tools(tool_context, bounded=False)
+            tool = next((candidate for candidate in listed if candidate.name == name), None)
+            refusal = None if tool is None else await self.pin_refusal(tool)
+            if refusal is not None:
+                return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
         try:
             return await super().call_tool(name, args, tool_context)
         except UpstreamUnavailableError as exc:
@@ -163,18 +196,29 @@ def _session_key(config: UpstreamConfig) -> Callable[[ReadonlyContext], str] | N
     return lambda context: f"{context.user_id}/{context.session_id}"
 
 
-def gateway_tools(config: GatewayConfig) -> list[ToolUnion]:
+def gateway_tools(config: GatewayConfig, pin_store: PinStore | None = None) -> list[ToolUnion]:
     """The tool sources a config describes: its enabled upstreams, then its local tools.
+
+    Upstreams with `pinTools` have their tools pinned in `pin_store` (none are pinned without one).
 
     Raises:
         ConfigError: a local tool reference cannot be loaded.
     """
-    items: list[ToolUnion] = [
-        UpstreamToolset(key, server, config.base, config_path=config.path, max_result_bytes=config.max_result_bytes)
-        for key, server in config.enabled_servers().items()
-    ]
+    items: list[ToolUnion] = [upstream_toolset(config, key, pin_store) for key in config.enabled_servers()]
     items.extend(local_tools(config))
     return items
+
+
+def upstream_toolset(config: GatewayConfig, key: str, pin_store: PinStore | None = None) -> UpstreamToolset:
+    """The toolset of the upstream `key` of `config`, its tools pinned in `pin_store` if it has `pinTools`."""
+    server = config.mcp_servers[key]
+    pins: ToolPins | None = None
+    if pin_store is not None and config.pins_tools(key):
+        prefix = key if server.prefix is None else server.prefix
+        pins = ToolPins(pin_store, key, prefix, str(config.path))
+    return UpstreamToolset(
+        key, server, config.base, config_path=config.path, max_result_bytes=config.max_result_bytes, pins=pins
+    )
 
 
 def tool_reference(config: GatewayConfig, reference: str) -> str:

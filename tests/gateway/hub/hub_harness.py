@@ -13,7 +13,7 @@ import json
 import os
 import socket
 import sys
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -310,3 +310,28 @@ class FormFiller:
 
     def callbacks(self) -> dict[str, Any]:
         return {"elicitation_callback": self.elicit, "sampling_callback": self.sample}
+
+
+class Heard:
+    """A downstream client's message handler: the notifications it received, and a way to wait for one."""
+
+    def __init__(self) -> None:
+        self.notifications: list[types.ServerNotification] = []
+        self._arrived = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification.__args__):  # type: ignore[attr-defined]
+            self.notifications.append(message)
+            self._arrived.set()
+            self._arrived = anyio.Event()
+
+    def methods(self) -> list[str]:
+        return [notification.method for notification in self.notifications]
+
+    async def wait_for(self, found: Callable[[types.ServerNotification], bool]) -> types.ServerNotification:
+        with anyio.fail_after(DEADLINE):
+            while True:
+                for notification in self.notifications:
+                    if found(notification):
+                        return notification
+                await self._arrived.wait()

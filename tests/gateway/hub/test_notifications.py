@@ -8,13 +8,12 @@ for messages outside its own requests).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, HERE, ROOT, connect, gateway, text_of, tool_names, write_config
+from hub_harness import DEADLINE, HERE, ROOT, Heard, connect, gateway, text_of, tool_names, write_config
 from mcp import Client, types
 from mcp.client.context import ClientRequestContext
 
@@ -23,31 +22,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.filterwarnings("ignore::mcp.MCPDepr
 
 NOTIFYING = [sys.executable, "-I", str(HERE / "hub_notifying_server.py")]
 NOTE = "n+note://a"
-
-
-class Heard:
-    """A downstream client's message handler: the notifications it received, and a way to wait for one."""
-
-    def __init__(self) -> None:
-        self.notifications: list[types.ServerNotification] = []
-        self._arrived = anyio.Event()
-
-    async def __call__(self, message: Any) -> None:
-        if isinstance(message, types.ServerNotification.__args__):  # type: ignore[attr-defined]
-            self.notifications.append(message)
-            self._arrived.set()
-            self._arrived = anyio.Event()
-
-    def methods(self) -> list[str]:
-        return [notification.method for notification in self.notifications]
-
-    async def wait_for(self, found: Callable[[types.ServerNotification], bool]) -> types.ServerNotification:
-        with anyio.fail_after(DEADLINE):
-            while True:
-                for notification in self.notifications:
-                    if found(notification):
-                        return notification
-                await self._arrived.wait()
 
 
 def config(tmp_path: Path, **options: Any) -> Path:
