@@ -273,8 +273,8 @@ class Hub:
     async def announce(self, *, tools: bool, resources: bool, prompts: bool) -> int:
         """Tell every client that can hear it outside a request that these lists changed.
 
-        Returns how many sessions were told (handshake-era sessions with a channel; a modern-era client sees the
-        change on its next listing).
+        Returns how many handshake-era sessions were told; a modern-era client hears of it on its open
+        `subscriptions/listen` streams (or sees the change on its next listing).
         """
         notifications: list[types.ServerNotification] = []
         if tools:

@@ -93,7 +93,15 @@ class DownstreamRelay:
                 logger.debug("Could not relay %s to session %s: %s", notification.method, owner, exc)
 
     async def broadcast(self, notifications: list[types.ServerNotification]) -> int:
-        """Send `notifications` to every remembered session; returns how many sessions were reached."""
+        """Send `notifications` to every remembered session and every open `subscriptions/listen` stream.
+
+        Returns how many handshake-era sessions were reached.
+        """
+        for notification in notifications:
+            wire = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+            event = event_from_wire(notification.method, wire.get("params"))
+            if event is not None:
+                self._listen_streams.publish(event, None)
         reached = 0
         for owner, session in list(self._sessions.items()):
             try:

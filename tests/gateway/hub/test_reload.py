@@ -292,3 +292,16 @@ async def test_the_file_watcher_reports_a_multi_step_save_once(tmp_path: Path) -
             await waiting.wait()
             tg.cancel_scope.cancel()
     assert reports == ['{"mcpServers": {}}', '{"mcpServers": {"x": {}}}']
+
+
+async def test_a_modern_client_hears_of_a_reload_on_its_listen_stream(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"a": tagged("a")})
+    with anyio.fail_after(DEADLINE * 2):
+        async with reloading_gateway(config) as (base_url, reloader), connect(base_url, "auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            async with client.listen(tools_list_changed=True) as subscription:
+                write_config(tmp_path, {"a": tagged("a"), "b": tagged("b")})
+                assert await reloader.reload() == Reload(added=("b",))
+                event = await anext(aiter(subscription))
+            assert type(event).__name__ == "ToolsListChanged"
+            assert sorted(await tool_names(client)) == ["a_hold", "a_whoami", "b_hold", "b_whoami"]
