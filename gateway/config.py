@@ -38,9 +38,10 @@ from gateway.client.connection import (
     StreamableHTTPConnectionParams,
 )
 from gateway.errors import ConfigError
+from gateway.server.tool_search import ToolSearchSettings
 from gateway.upstream_auth import UpstreamAuth
 
-__all__ = ["MIN_RESULT_BYTES", "GatewayConfig", "UpstreamConfig", "load_config"]
+__all__ = ["MIN_RESULT_BYTES", "GatewayConfig", "ToolSearchConfig", "UpstreamConfig", "load_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +131,30 @@ class UpstreamConfig(BaseModel):
         return StreamableHTTPConnectionParams(url=self.url, headers=self.headers, **timeouts)
 
 
+class ToolSearchConfig(BaseModel):
+    """`toolSearch`: when `tools/list` offers `search_tools` and `call_tool` instead of every tool.
+
+    `"toolSearch": "auto"` is short for `{"mode": "auto"}`.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    mode: Literal["off", "auto", "on"] = "auto"
+    """`auto`: when the caller may use more than `threshold` tools."""
+    threshold: int = Field(default=ToolSearchSettings.threshold, ge=0)
+    always_visible: list[str] = Field(default_factory=list[str])
+    """Globs of tool names listed next to the search tools."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_a_mode_alone(cls, data: object) -> object:
+        return {"mode": data} if isinstance(data, str) else data
+
+    def settings(self) -> ToolSearchSettings:
+        """The settings `ToolServer(tool_search=...)` takes."""
+        return ToolSearchSettings(self.mode, self.threshold, tuple(self.always_visible))
+
+
 class GatewayConfig(BaseModel):
     """The whole config file."""
 
@@ -153,6 +178,8 @@ class GatewayConfig(BaseModel):
     """`maxResultBytes` of every upstream that sets none; default: results are never cut."""
     pin_tools: bool = False
     """`pinTools` for every upstream that does not set its own."""
+    tool_search: ToolSearchConfig | None = None
+    """Offer `search_tools` and `call_tool` instead of a large catalog (`gateway.server.tool_search`)."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)

@@ -151,6 +151,7 @@ def run_serve(args: argparse.Namespace) -> int:
         "state_store": open_state_store(location),
         "request_state_keys": keys,
         "policy": policy_of(config.policies) if config else None,
+        "tool_search": config.tool_search.settings() if config and config.tool_search else None,
     }
     if args.session_retention is not None:
         options["session_retention"] = args.session_retention

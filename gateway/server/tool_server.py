@@ -36,6 +36,7 @@ from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
 from gateway.server.round_state import RoundState, SpentRounds
 from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
+from gateway.server.tool_search import ToolSearch, ToolSearchSettings
 from gateway.server.toolset_owners import ToolsetOwners
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
@@ -99,6 +100,8 @@ class ToolServer:
         sign_in_timeout: seconds a call waits for its user to finish signing in.
         policy: which principal may use which tool, resource and prompt, and how often (`gateway.server.policy`);
             None allows everything.
+        tool_search: when `tools/list` offers `search_tools` and `call_tool` instead of the whole catalog
+            (`gateway.server.tool_search`); None: never.
 
     Raises:
         ConfigError: `session_retention` is not positive, or a credential key is malformed.
@@ -121,6 +124,7 @@ class ToolServer:
         callback_url: str | None = None,
         sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT,
         policy: Policy | None = None,
+        tool_search: ToolSearchSettings | None = None,
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools, describe=extension.describe if extension is not None else None)
@@ -176,6 +180,9 @@ class ToolServer:
         self._spent_rounds = SpentRounds(security.ttl)
         self.server.middleware.append(self._end_call_sessions)
         self.policy = policy
+        if tool_search is not None and tool_search.mode != "off":
+            # Ahead of the policy guard: `call_tool` reaches it (and the handler) as a call of the tool it names.
+            self.server.middleware.append(ToolSearch(tool_search, self._session_entries, policy))
         if policy is not None:
             self.server.middleware.append(PolicyGuard(policy))
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
@@ -398,6 +405,9 @@ class ToolServer:
         identity = identify(ctx)
         self._track(ctx, identity)
         return (await self._readonly_context(identity))[0]
+
+    async def _session_entries(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, CatalogEntry]:
+        return await self._resolve(await self._context(ctx))
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 

@@ -115,7 +115,10 @@ def write_config(directory: Path, servers: dict[str, dict[str, Any]], *, tools: 
 def gateway_server(config: Path) -> ToolServer:
     """The `ToolServer` that `adk-mcp-gateway serve CONFIG` runs, with state in memory."""
     loaded = load_config(config)
-    return hub.gateway_server(gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore())
+    search = loaded.tool_search.settings() if loaded.tool_search else None
+    return hub.gateway_server(
+        gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore(), tool_search=search
+    )
 
 
 @asynccontextmanager
