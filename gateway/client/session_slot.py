@@ -34,3 +34,25 @@ class SessionSlot:
         if session.watches_tools and self.tools_generation == session.tools_generation:
             return self.tools
         return self.tools if anyio.current_time() < self.tools_expire_at else None
+
+    async def list_tools(self, session: UpstreamSession) -> list[types.Tool]:
+        """Every tool of the upstream (all pages): the cached listing, else listed anew and cached for `session`."""
+        cached = self.cached_tools(session)
+        if cached is not None:
+            return cached
+        generation = session.tools_generation
+        tools: list[types.Tool] = []
+        ttl_ms: int | None = None
+        cursor: str | None = None
+        while True:
+            page = await session.client.list_tools(cursor=cursor, meta=session.meta)
+            tools.extend(page.tools)
+            ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        if self.session is session:
+            self.tools = tools
+            self.tools_generation = generation
+            self.tools_expire_at = anyio.current_time() + (ttl_ms or 0) / 1000
+        return tools

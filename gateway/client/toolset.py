@@ -282,31 +282,10 @@ class McpToolset(BaseToolset, UpstreamContent):
                 not answer within `list_timeout`.
         """
 
-        async def list_all(slot: SessionSlot, session: UpstreamSession) -> list[types.Tool]:
-            cached = slot.cached_tools(session)
-            if cached is not None:
-                return cached
-            generation = session.tools_generation
-            tools: list[types.Tool] = []
-            ttl_ms: int | None = None
-            cursor: str | None = None
-            while True:
-                page = await session.client.list_tools(cursor=cursor, meta=session.meta)
-                tools.extend(page.tools)
-                ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
-            if slot.session is session:
-                slot.tools = tools
-                slot.tools_generation = generation
-                slot.tools_expire_at = anyio.current_time() + (ttl_ms or 0) / 1000
-            return tools
-
         gave_up = False
 
         async def listing() -> list[types.Tool]:
-            tools = await self._pool.request(readonly_context, "Listing the tools", list_all)
+            tools = await self._pool.request(readonly_context, "Listing the tools", SessionSlot.list_tools)
             if gave_up:
                 # A listing left this upstream out; its tools are here now, so whoever listed should list again.
                 await self._announce_tools_changed(readonly_context)

@@ -21,7 +21,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from gateway.hub.listen_streams import ListenStreams
 from gateway.hub.passthrough import Passthrough
 from gateway.server.client_features import deprecated_in_2026
-from gateway.server.tool_server import MAX_TRACKED_SESSIONS
+from gateway.server.session_records import MAX_TRACKED_SESSIONS
 from gateway.tools import BaseToolset, ReadonlyContext
 
 __all__ = ["DownstreamRelay"]

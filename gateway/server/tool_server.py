@@ -8,46 +8,44 @@ confirmation, write the state delta back, and translate the response with the ad
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import logging
-import random
-from collections import OrderedDict, defaultdict
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Self, TypeVar
+from typing import Any, Final, Self
 
 import anyio
 import anyio.abc
 from mcp import MCPError, types
 from mcp.server import NotificationOptions, Server
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from gateway.errors import NameConflictError, ToolNotFoundError, UpstreamUnavailableError
+from gateway.errors import ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import RequestObservation, note_session, note_tool
-from gateway.server.pagination import page_of
 from gateway.server.policy import Policy
 from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
 from gateway.server.round_state import RoundState, SpentRounds
-from gateway.server.tool_call import CONFIRM_FIELD, Invoke, StaleState, ToolCall, error_result, schema_errors
+from gateway.server.session_records import SessionRecords
+from gateway.server.session_registry import SessionRegistry
+from gateway.server.state_attempts import StateAttempts
+from gateway.server.tool_call import CONFIRM_FIELD, Invoke, ToolCall, error_result, schema_errors
+from gateway.server.tool_listing import ToolListing
 from gateway.server.tool_search import ToolSearch, ToolSearchSettings
 from gateway.server.toolset_owners import ToolsetOwners
 from gateway.state import InMemoryStateStore, StateScope, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
-from gateway.state.state_locks import StateLocks
 from gateway.tools import (
     ArtifactService,
     BaseTool,
     BaseToolset,
     InMemoryArtifactService,
     ReadonlyContext,
-    ToolConfirmation,
 )
 from gateway.tools.context import InputRequired
 from gateway.tools.function_tool import FunctionTool
@@ -57,23 +55,8 @@ __all__ = ["CONFIRM_FIELD", "ToolServer"]
 
 logger = logging.getLogger(__name__)
 
-_CONNECTION_BOUND: Final = ("http:", "connection:")
-"""Session keys that end with their connection; `meta:` and `principal:` keys outlive any one connection."""
 _RELEASE_DEADLINE: Final = 10.0
-_connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
-    "adk_mcp_gateway_connection_sessions", default=None
-)
-_request_sessions: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
-    "adk_mcp_gateway_request_sessions", default=None
-)
-_Item = TypeVar("_Item")
 DEFAULT_PAGE_SIZE: Final = 100
-MAX_TRACKED_SESSIONS: Final = 10_000
-"""Sessions remembered per kind of record (listings, log levels): the SDK's default session cap."""
-MAX_STATE_ATTEMPTS: Final = 16
-"""How often a state-using call runs before giving up on state that other processes keep changing under it."""
-STATE_BACKOFF: Final = 0.005
-"""Seconds of random back-off per attempt after a state conflict."""
 
 
 class ToolServer:
@@ -142,20 +125,15 @@ class ToolServer:
             sign_in_timeout=sign_in_timeout,
         )
         """The users' credentials and sign-ins; None without a credential key."""
-        self.page_size = page_size
-        # What each session last listed, to announce changes; sessions end unannounced, so the oldest go first.
         self._exit_stack: contextlib.AsyncExitStack | None = None
-        self._principals_of: defaultdict[str, set[str]] = defaultdict(set)
-        self._listed: OrderedDict[str, frozenset[str]] = OrderedDict()
-        self._log_levels: OrderedDict[str, types.LoggingLevel] = OrderedDict()
+        self._sessions = SessionRegistry(self.end_session)
+        self._log_levels: SessionRecords[types.LoggingLevel] = SessionRecords()
         self._active_calls = 0
-        # State-using calls of one session run one at a time (and of one app or user, for contended tools).
-        self._state_locks = StateLocks()
+        self._state_attempts = StateAttempts(self.state_store)
         self.extension = extension
-        # Anonymous calls' own sessions while a call runs in them (they end with it, not with the request).
-        self._running_sessions: set[str] = set()
-        self._has_local_toolsets = self._local_toolsets_in(self.catalog)
-        extra_handlers = extension.handlers(ServerHooks(self._context, self._page)) if extension is not None else {}
+        self.listing = ToolListing(self.catalog, page_size, changes_after_calls=self._local_toolsets_in(self.catalog))
+        hooks = ServerHooks(self._context, self.listing.page)
+        extra_handlers = extension.handlers(hooks) if extension is not None else {}
         with deprecated_in_2026():
             # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
             self.server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
@@ -178,7 +156,7 @@ class ToolServer:
         )
         self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
         self._spent_rounds = SpentRounds(security.ttl)
-        self.server.middleware.append(self._end_call_sessions)
+        self.server.middleware.append(self._sessions.end_call_sessions)
         self.policy = policy
         if tool_search is not None and tool_search.mode != "off":
             # Ahead of the policy guard: `call_tool` reaches it (and the handler) as a call of the tool it names.
@@ -201,14 +179,7 @@ class ToolServer:
 
     async def _run_connection(self, *args: Any, **kwargs: Any) -> None:
         """`Server.run` for one connection (stdio, SSE), releasing the sessions it carried when it ends."""
-        seen: set[str] = set()
-        token = _connection_sessions.set(seen)
-        try:
-            await self._sdk_run(*args, **kwargs)
-        finally:
-            _connection_sessions.reset(token)
-            for session_key in seen:
-                await self.end_session(session_key)
+        await self._sessions.run_connection(self._sdk_run, *args, **kwargs)
 
     def upstream_status(self) -> dict[str, dict[str, Any]]:
         """The extension's health reports (a gateway's upstreams: `connected`, `idle` or `failing`), by name.
@@ -230,7 +201,7 @@ class ToolServer:
         Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted or expires. The
         session's own state is deleted too.
         """
-        principals = self._principals_of.pop(session_key, set[str]())
+        principals = self._sessions.forget(session_key)
         if self.extension is not None:
             for principal in principals:
                 self.extension.session_ended(CallIdentity(principal, session_key).session_owner)
@@ -286,7 +257,8 @@ class ToolServer:
         current = {id(item) for item in catalog.items}
         dropped = [item for item in self.catalog.items if isinstance(item, BaseToolset) and id(item) not in current]
         self.catalog = catalog
-        self._has_local_toolsets = self._local_toolsets_in(catalog)
+        self.listing.catalog = catalog
+        self.listing.changes_after_calls = self._local_toolsets_in(catalog)
         for item in dropped:
             if self._retiring is None:
                 await self._retire(item, None)
@@ -342,17 +314,6 @@ class ToolServer:
 
     # --- sessions and state -------------------------------------------------------------------------------------
 
-    async def _end_call_sessions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """Middleware: the sessions of anonymous sessionless calls end with their request (or their held call)."""
-        seen: set[str] = set()
-        token = _request_sessions.set(seen)
-        try:
-            return await call_next(ctx)
-        finally:
-            _request_sessions.reset(token)
-            for session_key in seen - self._running_sessions:
-                await self.end_session(session_key)
-
     def _scope(self, identity: CallIdentity) -> StateScope:
         return StateScope(app_name=self.name, user_id=identity.principal, session_id=identity.session_owner)
 
@@ -362,11 +323,7 @@ class ToolServer:
             self.extension.track(ctx, identity.session_owner)
 
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
-        if identity.session_key.startswith(_CONNECTION_BOUND) or identity.call_scoped:
-            self._principals_of[identity.session_key].add(identity.principal)
-            seen = (_request_sessions if identity.call_scoped else _connection_sessions).get()
-            if seen is not None:
-                seen.add(identity.session_key)
+        self._sessions.note(identity)
         loaded = await self.state_store.load(self._scope(identity))
         context = ReadonlyContext(
             state=dict(loaded), app_name=self.name, user_id=identity.principal, session_id=identity.session_key
@@ -381,23 +338,7 @@ class ToolServer:
         identity = identify(ctx)
         self._track(ctx, identity)
         readonly, _ = await self._readonly_context(identity)
-        entries = list((await self._resolve(readonly)).values())
-        self._remember_listing(identity.session_owner, frozenset(e.tool.name for e in entries))
-        page, next_cursor = self._page([entry.mcp_tool for entry in entries], params, "tools/list")
-        return types.ListToolsResult(tools=page, next_cursor=next_cursor)
-
-    async def _resolve(self, readonly: ReadonlyContext) -> dict[str, CatalogEntry]:
-        try:
-            return await self.catalog.resolve(readonly)
-        except NameConflictError as exc:
-            # A configuration problem of this server, not of the request: say so with a proper error code.
-            raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
-
-    def _page(
-        self, items: list[_Item], params: types.PaginatedRequestParams | None, method: str
-    ) -> tuple[list[_Item], str | None]:
-        """One page of a merged listing (`pagination.page_of` with this server's page size)."""
-        return page_of(items, params, self.page_size, method)
+        return await self.listing.list_tools(readonly, identity.session_owner, params)
 
     # --- what an extension's handlers ask of the server ---------------------------------------------------------
 
@@ -407,7 +348,7 @@ class ToolServer:
         return (await self._readonly_context(identity))[0]
 
     async def _session_entries(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, CatalogEntry]:
-        return await self._resolve(await self._context(ctx))
+        return await self.listing.resolve(await self._context(ctx))
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 
@@ -436,7 +377,7 @@ class ToolServer:
         except UpstreamUnavailableError as exc:
             return error_result(str(exc))
         except ToolNotFoundError:
-            entries = await self._resolve(readonly)
+            entries = await self.listing.resolve(readonly)
             available = ", ".join(sorted(entries)) or "(none)"
             raise MCPError(
                 code=types.INVALID_PARAMS,
@@ -455,14 +396,8 @@ class ToolServer:
 
         async def run(invoke: Invoke | None = None) -> types.CallToolResult:
             """Run the call; an anonymous call's own session lives while it runs (a held call outlives its round)."""
-            if not identity.call_scoped:
+            async with self._sessions.running(identity):
                 return await self._run(ctx, entry, arguments, identity, loaded, features, invoke=invoke)
-            self._running_sessions.add(identity.session_key)
-            try:
-                return await self._run(ctx, entry, arguments, identity, loaded, features, invoke=invoke)
-            finally:
-                self._running_sessions.discard(identity.session_key)
-                await self.end_session(identity.session_key)
 
         if self.extension is not None:
             pending = PendingCall(ctx, entry, arguments, identity.session_owner, identity, features, run)
@@ -509,49 +444,22 @@ class ToolServer:
             )
         if not entry.tool.uses_state:
             return await run(ToolCall(ctx, entry, arguments, identity, loaded, features), scope=scope)
-        confirmation: ToolConfirmation | None = None
-        for attempt in range(MAX_STATE_ATTEMPTS):
-            if attempt:
-                # Another process on the state file won the race: let it finish before trying again.
-                await anyio.sleep(random.uniform(0, STATE_BACKOFF * attempt))
-            async with self._state_locks.hold(scope, entry.tool.name):
-                # Loaded again under the locks: the state loaded before may predate the session's previous call.
-                call = ToolCall(ctx, entry, arguments, identity, await self.state_store.load(scope), features)
-                try:
-                    return await run(call, scope=scope, confirmation=confirmation)
-                except StaleState as stale:
-                    logger.info("Tool %s ran on stale state (%s); running it again", entry.tool.name, stale)
-                    self._state_locks.remember_conflict(entry.tool.name, stale.conflict.keys)
-                    confirmation = stale.confirmation
-        return error_result(
-            f"Tool {entry.tool.name} ran {MAX_STATE_ATTEMPTS} times, and each time another process changed the "
-            "state it read before its changes were saved; none of its state changes were saved. Call it again."
+        return await self._state_attempts.run(
+            entry.tool.name,
+            scope,
+            lambda state: ToolCall(ctx, entry, arguments, identity, state, features),
+            lambda call, confirmation: run(call, scope=scope, confirmation=confirmation),
         )
 
     async def _on_set_logging_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
         """Remember the least severe level this session wants to receive from tools' `log` calls."""
-        owner = identify(ctx).session_owner
-        self._log_levels[owner] = params.level
-        self._log_levels.move_to_end(owner)
-        if len(self._log_levels) > MAX_TRACKED_SESSIONS:
-            self._log_levels.popitem(last=False)
+        self._log_levels.put(identify(ctx).session_owner, params.level)
         return types.EmptyResult()
-
-    def _remember_listing(self, session_owner: str, names: frozenset[str]) -> None:
-        self._listed[session_owner] = names
-        self._listed.move_to_end(session_owner)
-        if len(self._listed) > MAX_TRACKED_SESSIONS:
-            self._listed.popitem(last=False)
 
     async def _announce_changes(self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity) -> None:
         """Send `tools/list_changed` when a call changed which tools this session sees."""
-        listed = self._listed.get(identity.session_owner)
-        if listed is None or not self._has_local_toolsets:
-            return
-        readonly, _ = await self._readonly_context(identity)
-        now = frozenset(await self._resolve(readonly))
-        if now != listed:
-            self._remember_listing(identity.session_owner, now)
-            await ctx.session.send_tool_list_changed()
+        if self.listing.watches(identity.session_owner):
+            readonly, _ = await self._readonly_context(identity)
+            await self.listing.announce_changes(ctx, identity.session_owner, readonly)
