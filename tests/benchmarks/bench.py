@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001 - ratios are written with the multiplication sign on purpose
-"""Benchmark of adk-mcp-gateway: hop cost, server mode, catalog scale, footprint, large payloads and workers.
+"""Benchmark of adk-mcp-gateway: hop cost, server mode, catalog scale, footprint, large payloads, workers, tool search.
 
     python tests/benchmarks/bench.py [--smoke] [--rounds N] [--calls N]
     python tests/benchmarks/bench.py --profile PATH     # only: the gateway process under pyinstrument
@@ -35,6 +35,7 @@ from _hop import ECHO, hop_sections
 from _measure import sequential
 from _report import Row, render
 from _scale import catalog_section, cli_gateway, footprint_section
+from _search import search_section
 from _settings import SESSIONS, Settings
 from _workers import workers_section
 
@@ -56,6 +57,7 @@ async def run(settings: Settings, emit: Callable[[str], None]) -> None:
                 ("catalog", lambda: catalog_section(settings, directory)),
                 ("footprint", lambda: footprint_section(settings, upstream, directory)),
                 ("workers", lambda: workers_section(settings, upstream, directory)),
+                ("tool search", lambda: search_section(settings)),
             ]
             for name, section in sections:
                 started = time.perf_counter()
