@@ -21,6 +21,7 @@ FORBIDDEN_IN_ADAPTERS = (
     "mcp.shared",
 )
 FORBIDDEN_IN_SERVER = ("gateway.client", "gateway.hub")
+FORBIDDEN_IN_OAUTH = ("gateway.client", "gateway.hub", "gateway.server")
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -54,6 +55,11 @@ def test_adapters_import_nothing_that_does_io_or_runs() -> None:
 def test_the_server_imports_neither_the_client_nor_the_hub() -> None:
     # The hub plugs into the server through `gateway.server.extension`; the server never reaches back.
     assert _violations("gateway/server", FORBIDDEN_IN_SERVER) == []
+
+
+def test_the_shared_oauth_package_imports_neither_the_client_the_hub_nor_the_server() -> None:
+    # Both sides use `gateway.oauth`; were it to import either, the server would reach the client through it.
+    assert _violations("gateway/oauth", FORBIDDEN_IN_OAUTH) == []
 
 
 def test_the_server_layering_check_catches_an_import_of_the_client_or_the_hub(tmp_path: Path) -> None:

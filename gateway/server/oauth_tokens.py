@@ -6,14 +6,13 @@ not kept in it (the tool's own `AuthConfig` carries it each time it asks).
 
 from __future__ import annotations
 
-import base64
 import time
 from typing import Any, Final
-from urllib.parse import quote
 
 import httpx2
 
 from gateway.errors import GatewayError
+from gateway.oauth import authenticate_client
 from gateway.tools import AuthCredential, AuthCredentialTypes, OAuth2Auth
 
 __all__ = ["TokenError", "TokenRequest"]
@@ -66,15 +65,10 @@ class TokenRequest:
 
     async def _post(self, form: dict[str, str]) -> dict[str, Any]:
         client = self._client
-        headers = {"Accept": "application/json"}
-        if client.client_secret and client.token_endpoint_auth_method != "client_secret_post":
-            # RFC 6749 §2.3.1: id and secret are form-encoded before they are joined and base64-encoded.
-            pair = f"{quote(client.client_id or '', safe='')}:{quote(client.client_secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-        else:
-            form["client_id"] = client.client_id or ""
-            if client.client_secret:
-                form["client_secret"] = client.client_secret
+        method = (
+            "client_secret_post" if client.token_endpoint_auth_method == "client_secret_post" else "client_secret_basic"
+        )
+        form, headers = authenticate_client(form, client.client_id or "", client.client_secret, method)
         try:
             async with httpx2.AsyncClient(timeout=_TIMEOUT) as http:
                 response = await http.post(self._token_url, data=form, headers=headers)

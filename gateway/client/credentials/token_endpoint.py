@@ -7,18 +7,17 @@ secret. `discover_token_endpoint` reads an issuer's RFC 8414 metadata (falling b
 
 from __future__ import annotations
 
-import base64
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Final, Literal
-from urllib.parse import quote
+from typing import Final
 
 import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway.client.http import http_client
 from gateway.errors import CredentialError
+from gateway.oauth import ClientAuthMethod, authenticate_client
 
 __all__ = [
     "ACCESS_TOKEN_TYPE",
@@ -37,8 +36,6 @@ _TIMEOUT: Final = 30.0
 _OK: Final = 200
 _EXPIRY_LEEWAY: Final = 30.0
 """Seconds before its stated expiry a token counts as expired (clock skew, the request in flight)."""
-
-ClientAuthMethod = Literal["client_secret_basic", "client_secret_post", "none"]
 
 
 class _TokenResponse(BaseModel):
@@ -126,23 +123,14 @@ class TokenEndpoint:
             }
         )
 
-    def _authenticated(self, form: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-        headers = {"Accept": "application/json"}
-        if self.client_id is None:
-            return form, headers
-        if self.auth_method == "client_secret_basic" and self.client_secret is not None:
-            # RFC 6749 §2.3.1: both parts form-urlencoded before the Basic encoding.
-            pair = f"{quote(self.client_id, safe='')}:{quote(self.client_secret, safe='')}"
-            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
-            return form, headers
-        form = {**form, "client_id": self.client_id}
-        if self.auth_method == "client_secret_post" and self.client_secret is not None:
-            form["client_secret"] = self.client_secret
-        return form, headers
-
     async def _grant(self, parameters: dict[str, str | None]) -> IssuedToken:
         grant = parameters["grant_type"]
-        form, headers = self._authenticated({key: value for key, value in parameters.items() if value is not None})
+        form, headers = authenticate_client(
+            {key: value for key, value in parameters.items() if value is not None},
+            self.client_id,
+            self.client_secret,
+            self.auth_method,
+        )
         requested_at = time.time()
         try:
             async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
