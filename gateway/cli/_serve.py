@@ -6,8 +6,10 @@ import argparse
 import logging
 import os
 import secrets
+import signal
 import socket
 import sys
+from functools import partial
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +90,8 @@ def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] |
             bound_port,
             args.workers,
         )
-        return anyio.run(supervise, [sys.executable, "-m", "gateway.cli", *args.argv], sock, args.workers, env)
+        command = [sys.executable, "-m", "gateway.cli", *args.argv]
+        return anyio.run(partial(supervise, reloads=args.config is not None), command, sock, args.workers, env)
 
 
 async def _reach_store(location: str) -> None:
@@ -157,6 +160,9 @@ def run_serve(args: argparse.Namespace) -> int:
         options["session_retention"] = args.session_retention
     if config is not None:
         # A config is read again on SIGHUP (and, with --watch, when its files change): `gateway.hub.reloader`.
+        # Until the reloader listens, a SIGHUP (one a supervisor passes on to a starting worker) is ignored, not fatal.
+        if hasattr(signal, "SIGHUP"):
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
         extra = load_sources(None, args.references, args.agents).items if args.references or args.agents else []
         tool_server = reloading_gateway_server(config, extra_tools=extra, watch=args.watch, **options)
         served: list[ToolUnion] = [*tool_server.catalog.items]

@@ -46,6 +46,7 @@ STOP_GRACE: Final = 15.0
 """Seconds the supervisor waits for its workers after passing on a signal (their drain takes up to 10)."""
 _RESTART_DELAY: Final = 1.0
 _PR_SET_PDEATHSIG: Final = 1
+_HANGUP: Final = (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()
 
 
 def die_with_supervisor(supervisor: int) -> None:
@@ -59,11 +60,14 @@ def die_with_supervisor(supervisor: int) -> None:
         raise SystemExit(1)
 
 
-async def supervise(command: Sequence[str], sock: socket.socket, workers: int, env: dict[str, str]) -> int:
+async def supervise(
+    command: Sequence[str], sock: socket.socket, workers: int, env: dict[str, str], *, reloads: bool = False
+) -> int:
     """Run `workers` copies of `command` on `sock` until SIGINT or SIGTERM; returns the exit code.
 
     `command` gets `--worker-fd FD --worker-of PID` appended. Exit code: 130 after SIGINT, 0 after SIGTERM, 2 if a
-    worker failed with a usage or configuration error.
+    worker failed with a usage or configuration error. `SIGHUP` is passed on to every worker when they `reloads`
+    (they serve a config, which each re-reads); otherwise it is ignored with a notice, as there is nothing to reload.
     """
     fd = sock.fileno()
     os.set_inheritable(fd, True)
@@ -102,10 +106,22 @@ async def supervise(command: Sequence[str], sock: socket.socket, workers: int, e
             await anyio.sleep(_RESTART_DELAY)
 
     async def relay_signals(*, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, *_HANGUP) as signals:
             task_status.started()
             async for sig in signals:
-                stop(130 if sig == signal.SIGINT else 0, sig)
+                if sig not in (signal.SIGINT, signal.SIGTERM):
+                    hang_up()
+                else:
+                    stop(130 if sig == signal.SIGINT else 0, sig)
+
+    def hang_up() -> None:
+        if not reloads:
+            logger.warning("SIGHUP: the workers serve no config file, so there is nothing to reload.")
+            return
+        logger.info("SIGHUP: passing it on to %d worker(s), which reload their config.", len(running))
+        for process in list(running.values()):
+            if process.returncode is None:
+                process.send_signal(signal.SIGHUP)
 
     try:
         async with anyio.create_task_group() as tg:

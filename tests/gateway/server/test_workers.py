@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import signal
@@ -76,6 +77,15 @@ async def wait_until_gone(pids: list[int]) -> None:
             await anyio.sleep(0.05)
 
 
+async def wait_for_lines(log: Path, text: str, count: int) -> None:
+    """Poll until `log` (written by another process, which offers no event) holds `text` `count` times."""
+    with anyio.fail_after(DEADLINE):
+        while True:
+            if (await anyio.Path(log).read_text()).count(text) >= count:
+                return
+            await anyio.sleep(0.05)
+
+
 async def test_two_workers_share_the_port_and_the_state(tmp_path: Path) -> None:
     meta = {SESSION_META_KEY: secrets.token_urlsafe(32)}
     served: list[dict[str, int]] = []
@@ -114,6 +124,24 @@ async def test_workers_do_not_outlive_a_supervisor_killed_with_kill_9(tmp_path: 
         supervisor.process.kill()
         await supervisor.process.wait()
         await wait_until_gone(workers)
+    assert len(workers) == 2
+
+
+async def test_sighup_to_the_supervisor_reloads_every_worker_and_stops_none(tmp_path: Path) -> None:
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"tools": [WORKER_TOOLS]}))
+    async with serving_workers(tmp_path, str(config)) as supervisor:
+        workers = supervisor.workers()
+        log = tmp_path / "serve.log"
+        # Both workers serve (and so listen for SIGHUP) once each has said so.
+        await wait_for_lines(log, "Serving adk-mcp-gateway", len(workers))
+        supervisor.process.send_signal(signal.SIGHUP)
+        # A worker logs its reload (a supervisor that did not pass SIGHUP on dies of it, and its workers with it). A
+        # worker whose reloader is not listening yet ignores the signal: it has just read the config anyway.
+        await wait_for_lines(log, "SIGHUP: reloading", 1)
+        await wait_until_healthy(supervisor.url)
+        assert supervisor.process.returncode is None
+        assert supervisor.workers() == workers
     assert len(workers) == 2
 
 
