@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import collections
 import os
-import selectors
 import shutil
 import socket
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,20 +52,19 @@ def _free_port() -> int:
 
 def _wait_ready(process: subprocess.Popen[str], output: IO[str], log: collections.deque[str]) -> bool:
     """Read the server's log until it says it is ready (True) or it exits (False); bounded by a deadline."""
-    deadline = time.monotonic() + _START_DEADLINE
-    with selectors.DefaultSelector() as selector:
-        selector.register(output, selectors.EVENT_READ)
-        while (left := deadline - time.monotonic()) > 0:
-            if not selector.select(left):
-                continue
-            line = output.readline()
-            if not line:
-                return False
+    # Blocking reads: a selector on a buffered text stream misses lines already read into the buffer.
+    timer = threading.Timer(_START_DEADLINE, process.kill)
+    timer.start()
+    try:
+        while line := output.readline():
             log.append(line.rstrip())
             if _READY in line:
                 return True
-    process.kill()
-    raise TimeoutError(f"redis-server did not start within {_START_DEADLINE:g} s:\n" + "\n".join(log))
+    finally:
+        timer.cancel()
+    if process.poll() is not None and timer.finished.is_set() and process.returncode < 0:
+        raise TimeoutError(f"redis-server did not start within {_START_DEADLINE:g} s:\n" + "\n".join(log))
+    return False
 
 
 @contextmanager
