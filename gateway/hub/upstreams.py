@@ -12,7 +12,8 @@ the other upstreams and the local tools keep working; errors of its calls name i
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
+from gateway.client.relayed_round import RelayedRound
 from gateway.client.upstream import HANDSHAKE_FIRST
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
@@ -100,10 +102,8 @@ class UpstreamToolset(McpToolset):
 
         The catalog leaves an unavailable upstream out of a listing and answers calls of its tools with the error.
         """
-        try:
+        with self._named_errors():
             tools = await super().get_tools(readonly_context)
-        except UpstreamUnavailableError as exc:
-            raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
         if self.pins is None:
             return tools
         served: list[BaseTool] = []
@@ -128,10 +128,8 @@ class UpstreamToolset(McpToolset):
 
     async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:
         """`McpToolset.get_tool_with_prefix`, its connection errors naming this upstream's config key."""
-        try:
+        with self._named_errors():
             return await super().get_tool_with_prefix(name, readonly_context)
-        except UpstreamUnavailableError as exc:
-            raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
 
     async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """`McpToolset.call_tool`, its connection errors naming this upstream's config key; a tool withheld by
@@ -142,8 +140,21 @@ class UpstreamToolset(McpToolset):
             refusal = None if tool is None else await self.pin_refusal(tool)
             if refusal is not None:
                 return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
-        try:
+        with self._named_errors():
             return await super().call_tool(name, args, tool_context)
+
+    async def call_tool_round(
+        self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """`McpToolset.call_tool_round`, its connection errors naming this upstream's config key."""
+        with self._named_errors():
+            return await super().call_tool_round(name, args, tool_context, answer)
+
+    @contextmanager
+    def _named_errors(self) -> Generator[None]:
+        """Connection errors raised inside, reworded to name this upstream's config key first."""
+        try:
+            yield
         except UpstreamUnavailableError as exc:
             raise UpstreamUnavailableError(f"Upstream {self.key!r}: {exc}") from exc
 

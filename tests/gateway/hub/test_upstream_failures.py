@@ -26,19 +26,7 @@ from gateway.server import SESSION_META_KEY
 pytestmark = pytest.mark.anyio
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        "legacy",
-        pytest.param(
-            "auto",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="known regression (wave 2): a modern call's crash error lacks the \"Upstream 'key': \" prefix",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_an_upstream_that_kills_itself_fails_its_call_only_and_the_next_call_gets_a_fresh_session(
     mode: Mode, tmp_path: Path
 ) -> None:
