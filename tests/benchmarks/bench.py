@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001 - ratios are written with the multiplication sign on purpose
 """Benchmark of adk-mcp-gateway: hop cost, server mode, catalog scale, footprint, large payloads, workers, tool search.
 
-    python tests/benchmarks/bench.py [--smoke] [--rounds N] [--calls N]
+    python tests/benchmarks/bench.py [--smoke] [--rounds N] [--calls N] [--only SECTION ...]
     python tests/benchmarks/bench.py --profile PATH     # only: the gateway process under pyinstrument
 
 Everything runs on loopback: in-process servers under uvicorn on pre-bound `127.0.0.1:0` sockets; stdio
@@ -42,8 +42,11 @@ from _workers import workers_section
 logger = logging.getLogger("bench")
 
 
-async def run(settings: Settings, emit: Callable[[str], None]) -> None:
-    """Every section, then the table."""
+SECTIONS = ("hop", "catalog", "footprint", "workers", "search")
+
+
+async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[str] = SECTIONS) -> None:
+    """Every section (or those in `only`), then the table."""
     rows: list[Row] = []
     durations: list[str] = []
     with tempfile.TemporaryDirectory(prefix="adk-mcp-bench-") as temp:
@@ -53,13 +56,13 @@ async def run(settings: Settings, emit: Callable[[str], None]) -> None:
             serving_app(handshake_only(echo_upstream.build().streamable_http_app())) as handshake_upstream,
         ):
             sections: list[tuple[str, Callable[[], Awaitable[list[Row]]]]] = [
-                ("echo and 1 MiB", lambda: hop_sections(settings, upstream, handshake_upstream, directory)),
+                ("hop", lambda: hop_sections(settings, upstream, handshake_upstream, directory)),
                 ("catalog", lambda: catalog_section(settings, directory)),
                 ("footprint", lambda: footprint_section(settings, upstream, directory)),
                 ("workers", lambda: workers_section(settings, upstream, directory)),
-                ("tool search", lambda: search_section(settings)),
+                ("search", lambda: search_section(settings)),
             ]
-            for name, section in sections:
+            for name, section in (entry for entry in sections if entry[0] in only):
                 started = time.perf_counter()
                 rows += await section()
                 durations.append(f"{name} {time.perf_counter() - started:.0f} s")
@@ -136,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help="rounds per figure (default 5; smoke 1)")
     parser.add_argument("--calls", type=int, help="echo calls per round and case (default 120; smoke 16)")
     parser.add_argument("--profile", type=Path, metavar="PATH", help="only profile the gateway; pstats to PATH")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="run only these sections")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     args = parser.parse_args(argv)
     settings = Settings(
@@ -165,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profile is not None:
         anyio.run(profile, settings, args.profile, print)
     else:
-        anyio.run(run, settings, print)
+        anyio.run(run, settings, print, args.only)
     print(f"\ntotal: {time.perf_counter() - started:.1f} s")
     return 0
 
