@@ -41,18 +41,24 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, cast
-from urllib.parse import unquote
+from collections.abc import Mapping
+from typing import Any, cast
+
+from adapters._json_values import (
+    as_count,
+    as_list,
+    as_mapping,
+    dedupe,
+    is_number,
+    schema_dict,
+    schemas_only,
+    without,
+)
+from adapters._schema_expansion import Path, SchemaExpander, merge
 
 __all__ = ["to_gemini_schema"]
 
-_Pointer = tuple[str, ...]
-_Path = frozenset[_Pointer]
-_T = TypeVar("_T")
-
 _MAX_DEPTH = 64
-_MISSING: Any = object()
 
 _TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
 _FORMATS = frozenset(
@@ -89,7 +95,7 @@ def to_gemini_schema(json_schema: Mapping[str, Any] | bool) -> dict[str, Any]:
         A new dict using only the keywords Gemini accepts, with every `$ref` inlined. Never raises on a
         valid JSON Schema, and converting the result again returns it unchanged.
     """
-    root = _schema_dict(json_schema)
+    root = schema_dict(json_schema)
     # The root is on the path from the start, so `"$ref": "#"` inside it is already circular.
     return _Converter(root).convert(root, frozenset({()}), 0)
 
@@ -98,120 +104,24 @@ class _Converter:
     """Converts the schemas of one document; `$ref` pointers resolve against its root."""
 
     def __init__(self, root: Mapping[str, Any]) -> None:
-        self._root = root
-        root_id = root.get("$id")
-        self._base = root_id.partition("#")[0] if isinstance(root_id, str) else None
+        self._expander = SchemaExpander(root, _MAX_DEPTH)
 
-    def convert(self, node: object, path: _Path, depth: int) -> dict[str, Any]:
+    def convert(self, node: object, path: Path, depth: int) -> dict[str, Any]:
         """Convert one schema; `path` holds the refs being expanded above it."""
         if depth > _MAX_DEPTH:
             return {"type": "object", "description": "Schema nested too deeply; truncated."}
-        schema, path = self._expand(_schema_dict(node), path, depth)
+        schema, path = self._expander.expand(schema_dict(node), path, depth)
         return self._convert_flat(schema, path, depth)
-
-    # Expansion works on raw JSON Schema: it leaves a schema with no `$ref`, `allOf`, `oneOf` or null
-    # `anyOf` branch at its top level, so that every later rule sees the keywords it merged in.
-
-    def _expand(self, schema: dict[str, Any], path: _Path, depth: int) -> tuple[dict[str, Any], _Path]:
-        if depth > _MAX_DEPTH:
-            return {}, path
-        while True:
-            if "oneOf" in schema:
-                schema = _without(schema, "oneOf") | {"anyOf": schema.get("anyOf", schema["oneOf"])}
-            if "$ref" in schema:
-                schema, path = self._inline_ref(schema, path)
-            elif "allOf" in schema:
-                schema, path = self._merge_all_of(schema, path, depth)
-            elif any(self._is_null(branch, path) for branch in _as_list(schema.get("anyOf"))):
-                schema, path = self._fold_null_branches(schema, path, depth)
-            else:
-                return schema, path
-
-    def _inline_ref(self, schema: dict[str, Any], path: _Path) -> tuple[dict[str, Any], _Path]:
-        ref = schema["$ref"]
-        pointer = self._pointer(ref)
-        target = _MISSING if pointer is None else self._lookup(pointer)
-        if pointer is None or not _is_schema(target):
-            resolved: dict[str, Any] = {"type": "object", "description": f"Unresolved reference {ref}."}
-        elif pointer in path:
-            resolved = {"type": "object", "description": f"Circular reference to {self._name(pointer)}."}
-        else:
-            resolved = _schema_dict(target)
-            path = path | {pointer}
-        return _merge([_without(schema, "$ref"), resolved]), path
-
-    def _merge_all_of(self, schema: dict[str, Any], path: _Path, depth: int) -> tuple[dict[str, Any], _Path]:
-        parts = [_without(schema, "allOf")]
-        merged_path = path
-        for branch in _as_list(schema["allOf"]):
-            expanded, branch_path = self._expand(_schema_dict(branch), path, depth + 1)
-            parts.append(expanded)
-            merged_path |= branch_path
-        return _merge(parts), merged_path
-
-    def _fold_null_branches(self, schema: dict[str, Any], path: _Path, depth: int) -> tuple[dict[str, Any], _Path]:
-        branches = [b for b in _as_list(schema["anyOf"]) if not self._is_null(b, path)]
-        parent = _without(schema, "anyOf") | {"nullable": True}
-        if len(branches) == 1:
-            branch, path = self._expand(_schema_dict(branches[0]), path, depth + 1)
-            return _merge([parent, branch]), path
-        return (parent | {"anyOf": branches} if branches else parent), path
-
-    def _is_null(self, node: object, path: _Path) -> bool:
-        """Whether `node` is a `{"type": "null"}` schema, following refs but nothing else."""
-        seen = set(path)
-        schema = _as_mapping(node)
-        while schema is not None and "$ref" in schema and "type" not in schema:
-            pointer = self._pointer(schema["$ref"])
-            if pointer is None or pointer in seen:
-                return False
-            seen.add(pointer)
-            schema = _as_mapping(self._lookup(pointer))
-        return schema is not None and schema.get("type") in ("null", ["null"])
-
-    def _pointer(self, ref: object) -> _Pointer | None:
-        """The JSON pointer of a local ref, or None for anything this document cannot resolve."""
-        if not isinstance(ref, str):
-            return None
-        base, hash_, fragment = ref.partition("#")
-        if not hash_ or (base and base != self._base):
-            return None
-        fragment = unquote(fragment)
-        if not fragment:
-            return ()
-        if not fragment.startswith("/"):
-            return None  # a plain-name fragment points at an `$anchor`, which is not supported
-        return tuple(token.replace("~1", "/").replace("~0", "~") for token in fragment[1:].split("/"))
-
-    def _lookup(self, pointer: _Pointer) -> object:
-        node: object = self._root
-        for token in pointer:
-            mapping = _as_mapping(node)
-            if mapping is not None:
-                node = mapping.get(token, _MISSING)
-            elif isinstance(node, list) and token.isascii() and token.isdecimal():
-                items = cast(list[Any], node)
-                index = int(token)
-                node = items[index] if index < len(items) else _MISSING
-            else:
-                return _MISSING
-        return node
-
-    def _name(self, pointer: _Pointer) -> str:
-        if pointer:
-            return pointer[-1]
-        title = self._root.get("title")
-        return title if isinstance(title, str) else "the root schema"
 
     # Conversion proper: one schema level, with its children converted recursively.
 
-    def _convert_flat(self, schema: dict[str, Any], path: _Path, depth: int) -> dict[str, Any]:
+    def _convert_flat(self, schema: dict[str, Any], path: Path, depth: int) -> dict[str, Any]:
         if "const" in schema:
-            schema = _without(schema, "const") | {"enum": [schema["const"]]}
+            schema = without(schema, "const") | {"enum": [schema["const"]]}
         types = _type_names(schema.get("type"))
-        enum = _as_list(schema.get("enum"))
+        enum = as_list(schema.get("enum"))
         if not types and enum and all(value is None for value in enum):
-            schema, types = _without(schema, "enum"), ["null"]
+            schema, types = without(schema, "enum"), ["null"]
         nullable = schema.get("nullable") is True or "null" in types
         non_null = [t for t in types if t != "null"] or (["object"] if types else [])
         if len(non_null) > 1 and "anyOf" not in schema:
@@ -221,7 +131,7 @@ class _Converter:
         return self._build(schema, type_, nullable, path, depth)
 
     def _build(
-        self, schema: dict[str, Any], type_: str | None, nullable: bool, path: _Path, depth: int
+        self, schema: dict[str, Any], type_: str | None, nullable: bool, path: Path, depth: int
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if type_ is not None:
@@ -232,20 +142,20 @@ class _Converter:
         for key in ("title", "description"):
             if isinstance(schema.get(key), str):
                 out[key] = schema[key]
-        enum = _as_list(schema.get("enum"))
+        enum = as_list(schema.get("enum"))
         if type_ == "string" and enum:
             nullable = nullable or any(value is None for value in enum)
-            enum = _dedupe(_as_string(value) for value in enum if value is not None)
+            enum = dedupe(_as_string(value) for value in enum if value is not None)
         if nullable:
             out["nullable"] = True
         if enum:
             out["enum"] = copy.deepcopy(enum)
         if "default" in schema:
             out["default"] = copy.deepcopy(schema["default"])
-        examples = _as_list(schema.get("examples"))
+        examples = as_list(schema.get("examples"))
         if "example" in schema or examples:
             out["example"] = copy.deepcopy(schema["example"] if "example" in schema else examples[0])
-        anyof = _as_list(schema.get("anyOf"))
+        anyof = as_list(schema.get("anyOf"))
         if anyof:
             out["anyOf"] = [self.convert(branch, path, depth + 1) for branch in anyof]
         if type_ in (None, "object"):
@@ -259,34 +169,34 @@ class _Converter:
             if isinstance(schema.get("pattern"), str):
                 out["pattern"] = schema["pattern"]
         if type_ in (None, "number", "integer"):
-            out |= {key: schema[key] for key in ("minimum", "maximum") if _is_number(schema.get(key))}
+            out |= {key: schema[key] for key in ("minimum", "maximum") if is_number(schema.get(key))}
         # google-adk sends `{}` as an object; a lone `nullable` has no type of its own either.
         return out if out.keys() - {"nullable"} else {"type": "object", **out}
 
-    def _object_keywords(self, schema: dict[str, Any], path: _Path, depth: int) -> dict[str, Any]:
+    def _object_keywords(self, schema: dict[str, Any], path: Path, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        properties = _as_mapping(schema.get("properties"))
+        properties = as_mapping(schema.get("properties"))
         if properties is not None:
             converted = {name: self.convert(sub, path, depth + 1) for name, sub in properties.items()}
             out["properties"] = converted
-            required = _dedupe(r for r in _as_list(schema.get("required")) if _is_key(r, converted))
+            required = dedupe(r for r in as_list(schema.get("required")) if _is_key(r, converted))
             if required:
                 out["required"] = required
-            ordering = _dedupe(p for p in _as_list(schema.get("propertyOrdering")) if _is_key(p, converted))
+            ordering = dedupe(p for p in as_list(schema.get("propertyOrdering")) if _is_key(p, converted))
             if ordering:
                 out["propertyOrdering"] = ordering
         return out | _counts(schema, "minProperties", "maxProperties")
 
-    def _items(self, schema: dict[str, Any], path: _Path, depth: int) -> dict[str, Any]:
+    def _items(self, schema: dict[str, Any], path: Path, depth: int) -> dict[str, Any]:
         members: list[object] = []
         if isinstance(schema.get("prefixItems"), list):
             # 2020-12: `items` next to `prefixItems` describes the items after the tuple.
-            members = [*schema["prefixItems"], *_schemas_only([schema.get("items")])]
+            members = [*schema["prefixItems"], *schemas_only([schema.get("items")])]
         elif isinstance(schema.get("items"), list):
-            members = [*schema["items"], *_schemas_only([schema.get("additionalItems")])]
+            members = [*schema["items"], *schemas_only([schema.get("additionalItems")])]
         elif "items" in schema:
             return self.convert(schema["items"], path, depth + 1)
-        converted = _dedupe(self.convert(member, path, depth + 1) for member in members)
+        converted = dedupe(self.convert(member, path, depth + 1) for member in members)
         if not converted:
             return {"type": "string"}
         return converted[0] if len(converted) == 1 else {"anyOf": converted}
@@ -309,34 +219,10 @@ def _split_types(schema: dict[str, Any], types: list[str], nullable: bool) -> di
         branches.append(branch)
     if not branches:
         # The enum alone says what is allowed; convert it as an untyped enum.
-        return _without(schema, "type") | parent
+        return without(schema, "type") | parent
     if len(branches) == 1:
-        return _merge([parent, branches[0]])
+        return merge([parent, branches[0]])
     return parent | {"anyOf": branches}
-
-
-def _merge(schemas: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Merge raw schemas as `allOf` does here: properties and required united, else the first key wins."""
-    merged: dict[str, Any] = {}
-    properties: dict[str, list[Any]] = {}
-    required: list[Any] = []
-    for schema in schemas:
-        for key, value in schema.items():
-            if key == "properties" and isinstance(value, Mapping):
-                for name, sub in cast(Mapping[str, Any], value).items():
-                    properties.setdefault(name, []).append(sub)
-            elif key == "required" and isinstance(value, list):
-                required.extend(cast(list[Any], value))
-            else:
-                merged.setdefault(key, value)
-    if properties:
-        # A property defined twice must satisfy both definitions, which is an allOf of them.
-        merged["properties"] = {
-            name: subs[0] if len(subs) == 1 else {"allOf": subs} for name, subs in properties.items()
-        }
-    if required:
-        merged["required"] = _dedupe(required)
-    return merged
 
 
 def _implied_type(schema: Mapping[str, Any], enum: list[Any]) -> str | None:
@@ -351,8 +237,8 @@ def _implied_type(schema: Mapping[str, Any], enum: list[Any]) -> str | None:
 
 def _type_names(value: object) -> list[str]:
     """The known type names in a `type` keyword, in order and without repeats."""
-    names = [value] if isinstance(value, str) else _as_list(value)
-    return _dedupe(name for name in names if isinstance(name, str) and name in _TYPES)
+    names = [value] if isinstance(value, str) else as_list(value)
+    return dedupe(name for name in names if isinstance(name, str) and name in _TYPES)
 
 
 def _has_type(value: object, type_: str) -> bool:
@@ -361,9 +247,9 @@ def _has_type(value: object, type_: str) -> bool:
         case "string":
             return isinstance(value, str)
         case "integer":
-            return _as_count(value) is not None or (isinstance(value, int) and not isinstance(value, bool))
+            return as_count(value) is not None or (isinstance(value, int) and not isinstance(value, bool))
         case "number":
-            return _is_number(value)
+            return is_number(value)
         case "boolean":
             return isinstance(value, bool)
         case "array":
@@ -376,27 +262,10 @@ def _counts(schema: Mapping[str, Any], *keys: str) -> dict[str, int]:
     """The given count keywords whose values are non-negative integers (`2.0` counts as `2`)."""
     out: dict[str, int] = {}
     for key in keys:
-        count = _as_count(schema.get(key))
+        count = as_count(schema.get(key))
         if count is not None:
             out[key] = count
     return out
-
-
-def _as_count(value: object) -> int | None:
-    """A non-negative integer, with `2.0` read as `2` (2020-12 treats them as equal); else None."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
-
-
-def _is_schema(value: object) -> bool:
-    return isinstance(value, Mapping | bool)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _is_key(value: object, mapping: Mapping[str, Any]) -> bool:
@@ -405,34 +274,3 @@ def _is_key(value: object, mapping: Mapping[str, Any]) -> bool:
 
 def _as_string(value: object) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
-
-
-def _schema_dict(node: object) -> dict[str, Any]:
-    """A shallow copy of a schema object; booleans and junk count as the empty schema."""
-    mapping = _as_mapping(node)
-    return dict(mapping) if mapping is not None else {}
-
-
-def _as_mapping(value: object) -> Mapping[str, Any] | None:
-    return cast(Mapping[str, Any], value) if isinstance(value, Mapping) else None
-
-
-def _schemas_only(values: list[object]) -> list[Mapping[str, Any]]:
-    return [mapping for mapping in map(_as_mapping, values) if mapping is not None]
-
-
-def _as_list(value: object) -> list[Any]:
-    return cast(list[Any], value) if isinstance(value, list) else []
-
-
-def _without(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
-    return {k: v for k, v in schema.items() if k != key}
-
-
-def _dedupe(values: Iterable[_T]) -> list[_T]:
-    """The values in order, each once (by equality, so unhashable values work)."""
-    out: list[_T] = []
-    for value in values:
-        if value not in out:
-            out.append(value)
-    return out
