@@ -1,9 +1,12 @@
-"""`ToolIndex`: a BM25 index over a catalog's tools (`bm25s`, the `search` extra), for `search_tools`.
+"""`ToolIndex`: BM25 over a catalog's tools (`bm25s`, the `search` extra), field by field, for `search_tools`.
 
-Each tool is one document: its name (split at `_`, `-`, `.`, `/` and camelCase humps), title, description and the
-names and descriptions of its parameters. Words are lower-cased, English stop words dropped and the rest stemmed
-(Snowball, `PyStemmer`), so "sending emails" finds `send_email`. The name's, title's and description's words count
-twice: they state what the tool does, where parameter descriptions mostly give examples of values.
+A tool has three fields, each its own BM25 index: its name (split at `_`, `-`, `.`, `/` and camelCase humps), its
+title and description, and the names and descriptions of its parameters. A request's score for a tool is the
+fields' scores weighted (`FIELD_WEIGHTS`): the name says what the tool does and for which service most tersely,
+parameter descriptions mostly give examples of values. Words are lower-cased, stop words dropped and the rest
+stemmed (Snowball, `PyStemmer`), so "sending emails" finds `send_email`. A request's word also looks for the words
+tools commonly use for it (`gateway.server._tool_vocabulary.RELATED`: "remove" finds `delete`, "bug" finds
+`issue`, "which …" finds `list`), at `RELATED_WEIGHT` of its own weight.
 """
 
 from __future__ import annotations
@@ -16,70 +19,17 @@ from typing import Any, Final, cast
 from mcp import types
 
 from gateway.errors import ConfigError
+from gateway.server._tool_vocabulary import RELATED, STOP_WORDS
 
 __all__ = ["ToolIndex"]
 
 _WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_STOP_WORDS: Final = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "get",
-        "how",
-        "i",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "please",
-        "show",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "this",
-        "to",
-        "tool",
-        "tools",
-        "use",
-        "using",
-        "via",
-        "want",
-        "was",
-        "we",
-        "what",
-        "when",
-        "which",
-        "who",
-        "will",
-        "with",
-        "you",
-        "your",
-    ]
-)
-_WEIGHT: Final = 2
+FIELD_WEIGHTS: Final = {"name": 1.5, "description": 1.0, "parameters": 0.6}
+"""How much a word found in each field counts."""
+COVERAGE_EXPONENT: Final = 1.0
+"""How strongly the share of the request's words a tool has scales its score."""
+RELATED_WEIGHT: Final = 0.7
+"""How much a word a request's word is related to counts, against the request's own words."""
 _PROPERTY_WORDS_LIMIT: Final = 400
 """Parameter text kept per tool, in words (a huge schema must not drown the tool's own description)."""
 
@@ -137,33 +87,61 @@ class ToolIndex:
         stemmer = _library("Stemmer").Stemmer("english")
         self._stem: Callable[[list[str]], list[str]] = stemmer.stemWords
         self.tools = list(tools)
-        self._retriever: Any = None
-        self._vocabulary: dict[str, int] = {}
-        documents = [self._document(tool) for tool in self.tools]
-        if any(documents):
-            retriever = bm25s.BM25()
-            # An empty document would leave bm25s without a row for it; a word no query has keeps the rows aligned.
-            retriever.index([document or ["\x00"] for document in documents], show_progress=False)
-            self._retriever = retriever
-            self._vocabulary = cast("dict[str, int]", retriever.vocab_dict)
+        # Keyed by stem, so that "removing" and "removed" bring what "remove" brings.
+        self._related: dict[str, tuple[str, ...]] = {}
+        for word, relatives in RELATED.items():
+            self._related[self._stem([word])[0]] = self._related.get(self._stem([word])[0], ()) + relatives
+        self._fields: list[tuple[float, Any, dict[str, int]]] = []
+        documents: dict[str, list[list[str]]] = {field: [] for field in FIELD_WEIGHTS}
+        for tool in self.tools:
+            title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
+            documents["name"].append(self._terms(_words(tool.name)))
+            documents["description"].append(self._terms(_words(f"{title} {tool.description or ''}")))
+            documents["parameters"].append(self._terms(_parameter_text(tool.input_schema)))
+        for field, weight in FIELD_WEIGHTS.items():
+            if any(documents[field]):
+                retriever = bm25s.BM25()
+                # An empty document would leave bm25s without a row for it; a word no query has keeps rows aligned.
+                retriever.index([document or ["\x00"] for document in documents[field]], show_progress=False)
+                self._fields.append((weight, retriever, cast("dict[str, int]", retriever.vocab_dict)))
 
-    def _terms(self, text: str) -> list[str]:
-        return self._stem([word for word in _words(text) if word not in _STOP_WORDS])
+    def _terms(self, words: list[str]) -> list[str]:
+        return self._stem([word for word in words if word not in STOP_WORDS])
 
-    def _document(self, tool: types.Tool) -> list[str]:
-        title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
-        stated = self._terms(" ".join((tool.name, title, tool.description or "")))
-        parameters = self._stem([word for word in _parameter_text(tool.input_schema) if word not in _STOP_WORDS])
-        return stated * _WEIGHT + parameters
+    def _query(self, query: str) -> dict[str, float]:
+        """The request's stemmed words with their weights: its own words 1, their related words less."""
+        words = _words(query)
+        # Two words that are one word written apart ("set up", "back up", "look up") are read as that word.
+        for position in range(len(words) - 1):
+            if words[position] + words[position + 1] in RELATED:
+                words[position : position + 2] = [words[position] + words[position + 1], ""]
+        words = [word for word in words if word]
+        weights = {term: 1.0 for term in self._terms(words)}
+        related = [relative for key in self._stem(words) for relative in self._related.get(key, ())]
+        for term in self._stem(related):
+            weights.setdefault(term, RELATED_WEIGHT)
+        return weights
 
     def search(self, query: str, limit: int, allowed: Callable[[str], bool] | None = None) -> list[types.Tool]:
         """The `limit` best tools for `query` that `allowed` accepts (by name), best first; none match: []."""
-        if self._retriever is None or limit <= 0:
+        if not self._fields or limit <= 0:
             return []
-        terms = [term for term in self._terms(query) if term in self._vocabulary]
-        if not terms:
+        weights = self._query(query)
+        total: Any = 0.0
+        covered: Any = 0.0
+        for term, weight in weights.items():
+            found: Any = None
+            for field_weight, retriever, vocabulary in self._fields:
+                if term in vocabulary:
+                    term_scores = retriever.get_scores([term])
+                    total = total + term_scores * (field_weight * weight)
+                    found = term_scores > 0 if found is None else found | (term_scores > 0)
+            if found is not None:
+                covered = covered + found * weight
+        if isinstance(total, float):
             return []
-        scores = self._retriever.get_scores(terms)
+        # Coordination: a tool that has more of the request's words beats one that has a few of them often.
+        scores = total * (covered / sum(weights.values())) ** COVERAGE_EXPONENT
         ranked = sorted(
             (index for index in range(len(self.tools)) if scores[index] > 0),
             key=lambda index: -float(scores[index]),
