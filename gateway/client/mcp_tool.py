@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
 
 from mcp import MCPError, types
 
@@ -27,6 +28,8 @@ PENDING_USER_AUTHORIZATION = "Pending User Authorization."
 """What a call answers while the user's sign-in is requested (ADK's `BaseAuthenticatedTool` says the same)."""
 
 logger = logging.getLogger(__name__)
+
+_Result = TypeVar("_Result")
 
 
 class ToolCaller(Protocol):
@@ -96,6 +99,21 @@ class McpTool(BaseTool):
             return CONFIRMATION_REQUIRED
         return None if confirmation.confirmed else CONFIRMATION_REJECTED
 
+    async def _guarded(
+        self, args: dict[str, Any], tool_context: ToolContext, send: Callable[[], Awaitable[_Result]]
+    ) -> _Result | types.CallToolResult:
+        """`send()` unless the confirmation policy refuses the call or the user must sign in first.
+
+        Either refusal is an `isError` result the model can read (a confirmation or credential is requested).
+        """
+        refusal = await self._refusal(args, tool_context)
+        if refusal is not None:
+            return _error_result(refusal)
+        try:
+            return await send()
+        except SignInRequired as exc:
+            return _error_result(_request_sign_in(exc, tool_context))
+
     async def call_mcp(self, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
         """Call the upstream tool and return its `CallToolResult` as the upstream sent it (what a gateway forwards).
 
@@ -106,14 +124,9 @@ class McpTool(BaseTool):
             MCPError: the upstream answered with a JSON-RPC error.
             UpstreamUnavailableError: the upstream cannot be reached.
         """
-        refusal = await self._refusal(args, tool_context)
-        if refusal is not None:
-            return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
-        try:
-            return await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
-        except SignInRequired as exc:
-            text = _request_sign_in(exc, tool_context)
-            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+        return await self._guarded(
+            args, tool_context, lambda: self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+        )
 
     async def call_mcp_round(
         self, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
@@ -126,14 +139,9 @@ class McpTool(BaseTool):
             MCPError: the upstream answered with a JSON-RPC error.
             UpstreamUnavailableError: the upstream cannot be reached.
         """
-        refusal = await self._refusal(args, tool_context)
-        if refusal is not None:
-            return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
-        try:
-            return await self._toolset.call_tool_round(self._mcp_tool.name, args, tool_context, answer)
-        except SignInRequired as exc:
-            text = _request_sign_in(exc, tool_context)
-            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+        return await self._guarded(
+            args, tool_context, lambda: self._toolset.call_tool_round(self._mcp_tool.name, args, tool_context, answer)
+        )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure).
@@ -169,3 +177,7 @@ def _request_sign_in(required: SignInRequired, tool_context: ToolContext) -> str
     except ValueError:
         return f"{required} It cannot be asked for here: the call has no function_call_id."
     return PENDING_USER_AUTHORIZATION
+
+
+def _error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
