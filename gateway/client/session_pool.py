@@ -251,7 +251,8 @@ class SessionPool:
                         idle_timeout=self.idle_timeout,
                     )
                 except UpstreamUnavailableError as exc:
-                    self.record_failure(str(exc))
+                    if self.credential is None or not self.credential.refused(context):
+                        self.record_failure(str(exc))  # not for one user's refused sign-in: others still connect
                     raise
                 self._failures, self._last_error, self._retry_at = 0, None, 0.0
                 if slot in self._lost:

@@ -41,6 +41,7 @@ from gateway.client.built_tools import BuiltTools
 from gateway.client.connection import ConnectionParams
 from gateway.client.credentials import Credential
 from gateway.client.credentials.adk_scheme import SignInRequired, UserSignIn, credential_from_adk
+from gateway.client.credentials.sign_in_gate import SignInGate
 from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
@@ -164,6 +165,11 @@ class McpToolset(BaseToolset, UpstreamContent):
         self.downstream: Downstream | None = None
         """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
         self._built = BuiltTools(self)
+        self._sign_in_gate = (
+            SignInGate(credential, connection_params.describe(), self._tool_names)
+            if isinstance(credential, UserSignIn)
+            else None
+        )
         self._pool = SessionPool(
             connection_params,
             self._session_callbacks,
@@ -322,7 +328,11 @@ class McpToolset(BaseToolset, UpstreamContent):
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The upstream's tools as `McpTool`s, filtered, sorted by name, ADK-reserved names skipped (then
-        `load_mcp_resource` with `use_mcp_resources`)."""
+        `load_mcp_resource` with `use_mcp_resources`); for a user who has not signed in (an authorization-code
+        `auth_scheme`), the `sign_in` tool alone (`gateway.tools.auth_sign_in`)."""
+        gate = self._sign_in_gate
+        if gate is not None and gate.signed_out(readonly_context):
+            return [gate.tool]
         selected = self._selected(await self.list_mcp_tools(readonly_context), readonly_context)
         return await self._with_resource_tool(selected, readonly_context)
 
@@ -340,9 +350,17 @@ class McpToolset(BaseToolset, UpstreamContent):
         prefix = self.tool_name_prefix
         if prefix and not name.startswith(f"{prefix}_"):
             return None
-        listed = self._selected(await self.list_mcp_tools(readonly_context, bounded=False), readonly_context)
-        listed = await self._with_resource_tool(listed, readonly_context)
+
+        async def listing() -> list[BaseTool]:
+            listed = self._selected(await self.list_mcp_tools(readonly_context, bounded=False), readonly_context)
+            return await self._with_resource_tool(listed, readonly_context)
+
+        gate = self._sign_in_gate
+        listed = await (listing() if gate is None else gate.for_call(readonly_context, listing))
         return next((tool for tool in self._with_prefix(listed) if tool.name == name), None)
+
+    async def _tool_names(self, readonly_context: ReadonlyContext) -> list[str]:
+        return [tool.name for tool in await self.get_tools_with_prefix(readonly_context)]
 
     def _selected(self, mcp_tools: list[types.Tool], readonly_context: ReadonlyContext | None) -> list[BaseTool]:
         selected: list[BaseTool] = []
@@ -353,7 +371,10 @@ class McpToolset(BaseToolset, UpstreamContent):
             tool = self._built.tool(mcp_tool)
             if self._is_tool_selected(tool, readonly_context):
                 selected.append(tool)
-        return sorted(selected, key=lambda t: t.name)
+        selected.sort(key=lambda t: t.name)
+        if self._sign_in_gate is not None:
+            self._sign_in_gate.remember(readonly_context, selected)
+        return selected
 
     def _signed_out(self, tool_context: ToolContext) -> SignInRequired | None:
         """A user whose sign-in the upstream just refused (its token was forgotten): they sign in again."""

@@ -122,12 +122,15 @@ class ServerCredentials:
             sign_in_timeout=sign_in_timeout,
         )
 
+    async def usable(self, principal: str) -> dict[str, AuthCredential]:
+        """The principal's stored credentials whose access token has not expired, by credential key."""
+        return {key: c for key, c in (await self.store.load_all(principal)).items() if _usable(c)}
+
     async def for_call(
         self, ctx: ServerRequestContext[Any, Any], identity: CallIdentity, tool_name: str, features: McpClientFeatures
     ) -> CallCredentials:
         """The call's credentials: the principal's usable ones, loaded, and the way to ask for more."""
-        loaded = {key: c for key, c in (await self.store.load_all(identity.principal)).items() if _usable(c)}
-        return CallCredentials(self, ctx, identity, tool_name, features, loaded)
+        return CallCredentials(self, ctx, identity, tool_name, features, await self.usable(identity.principal))
 
 
 class CallCredentials:

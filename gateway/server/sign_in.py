@@ -110,11 +110,6 @@ class SignIns:
         Raises:
             ValueError: the scheme has no authorization-code flow, or the config names no OAuth2 client id.
         """
-        key = config.credential_key or ""
-        owner = (session_owner, tool_name, key)
-        pending = self._in_flight(owner)
-        if pending is not None:
-            return pending
         endpoints = authorization_endpoints(config)
         raw = config.raw_auth_credential.oauth2 if config.raw_auth_credential is not None else None
         if endpoints is None or raw is None or not raw.client_id:
@@ -124,13 +119,11 @@ class SignIns:
             )
         authorize_url, token_url, scopes = endpoints
         redirect = raw.redirect_uri or redirect_uri
-        state = secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(48)
         query = {
             "response_type": "code",
             "client_id": raw.client_id,
             "redirect_uri": redirect,
-            "state": state,
             "code_challenge": _challenge(verifier),
             "code_challenge_method": "S256",
         }
@@ -140,48 +133,58 @@ class SignIns:
             value = getattr(raw, name)
             if value:
                 query[name] = value
-        separator = "&" if urlparse(authorize_url).query else "?"
         client = OAuth2Auth(
             client_id=raw.client_id,
             client_secret=raw.client_secret,
             token_endpoint_auth_method=raw.token_endpoint_auth_method,
         )
-        pending = PendingSignIn(
-            state=state,
-            elicitation_id=secrets.token_urlsafe(16),
-            principal=principal,
-            owner=owner,
-            credential_key=key,
-            url=f"{authorize_url}{separator}{urlencode(query)}",
+        return self._begin(
+            config,
+            (principal, session_owner, tool_name),
+            authorize_url,
+            query,
             redirect_uri=redirect,
             code_verifier=verifier,
             tokens=TokenRequest(token_url, client),
-            auth_config=config,
-            expires_at=time.monotonic() + self._lifetime,
         )
-        return self._register(pending)
 
     def begin_entry(
         self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, page_url: str
     ) -> PendingSignIn:
         """The entry of a secret (API key, token) on the server's own page at `page_url`: in flight, or new."""
+        return self._begin(config, (principal, session_owner, tool_name), page_url, {})
+
+    def _begin(
+        self,
+        config: AuthConfig,
+        who: tuple[str, str, str],
+        url: str,
+        query: dict[str, str],
+        *,
+        redirect_uri: str = "",
+        code_verifier: str = "",
+        tokens: TokenRequest | None = None,
+    ) -> PendingSignIn:
+        """The sign-in in flight for (principal, session owner, tool) and the credential key, or a new one sending
+        the user to `url` with `query` and a fresh `state`."""
+        principal, session_owner, tool_name = who
         key = config.credential_key or ""
         owner = (session_owner, tool_name, key)
         pending = self._in_flight(owner)
         if pending is not None:
             return pending
         state = secrets.token_urlsafe(32)
-        separator = "&" if urlparse(page_url).query else "?"
+        separator = "&" if urlparse(url).query else "?"
         pending = PendingSignIn(
             state=state,
             elicitation_id=secrets.token_urlsafe(16),
             principal=principal,
             owner=owner,
             credential_key=key,
-            url=f"{page_url}{separator}{urlencode({'state': state})}",
-            redirect_uri="",
-            code_verifier="",
-            tokens=None,
+            url=f"{url}{separator}{urlencode({**query, 'state': state})}",
+            redirect_uri=redirect_uri,
+            code_verifier=code_verifier,
+            tokens=tokens,
             auth_config=config,
             expires_at=time.monotonic() + self._lifetime,
         )

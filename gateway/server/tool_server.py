@@ -325,8 +325,14 @@ class ToolServer:
     async def _readonly_context(self, identity: CallIdentity) -> tuple[ReadonlyContext, dict[str, Any]]:
         self._sessions.note(identity)
         loaded = await self.state_store.load(self._scope(identity))
+        # The user's own credentials: a toolset lists an upstream the user signed in to with them.
+        credentials = await self.credentials.usable(identity.principal) if self.credentials is not None else None
         context = ReadonlyContext(
-            state=dict(loaded), app_name=self.name, user_id=identity.principal, session_id=identity.session_key
+            state=dict(loaded),
+            app_name=self.name,
+            user_id=identity.principal,
+            session_id=identity.session_key,
+            credentials=credentials,
         )
         return context, loaded
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import base64
 import logging
-from typing import cast
+from collections import OrderedDict
+from typing import Final, cast
 
 import httpx2
 
@@ -35,6 +36,8 @@ from gateway.tools import (
 __all__ = ["SignInRequired", "UserSignIn", "credential_from_adk"]
 
 logger = logging.getLogger(__name__)
+
+_REFUSED_KEPT: Final = 4096
 
 
 class SignInRequired(CredentialError):
@@ -58,6 +61,7 @@ class _UserToken:
         if current is not None and current == rejected:
             # Refused: forget it, so the next call asks the user again instead of failing in a loop.
             del self._owner.tokens[self._user]
+            self._owner.refuse(current)
             return None
         return current
 
@@ -69,12 +73,31 @@ class UserSignIn(Credential):
         self.auth_config = auth_config
         self.tokens: dict[str, str] = {}
         self._auths: dict[str, BearerAuth] = {}
+        self._refused: OrderedDict[str, None] = OrderedDict()
+        """Tokens the upstream refused (a stored credential still holding one is no sign-in)."""
+
+    def refuse(self, token: str) -> None:
+        """Remember that the upstream refused `token`."""
+        self._refused[token] = None
+        if len(self._refused) > _REFUSED_KEPT:
+            self._refused.popitem(last=False)
 
     def identity(self, context: ReadonlyContext | None) -> str:
         return context.user_id if context is not None else ""
 
     def describe(self) -> str:
         return f"the user's sign-in (credential key {self.auth_config.credential_key!r})"
+
+    def refused(self, context: ReadonlyContext | None) -> bool:
+        return self.identity(context) not in self.tokens
+
+    def signed_in(self, context: ReadonlyContext | None) -> bool:
+        """Whether the user of `context` has a credential (in the context, or one given before)."""
+        try:
+            self.auth(context)
+        except SignInRequired:
+            return False
+        return True
 
     def auth(self, context: ReadonlyContext | None) -> httpx2.Auth:
         user = self.identity(context)
@@ -85,7 +108,7 @@ class UserSignIn(Credential):
             # A listing: the credential resolved for the context (an ADK agent's toolset auth), if any.
             answered = context.get_credential(self.auth_config.credential_key)
         token = answered.oauth2.access_token if answered is not None and answered.oauth2 is not None else None
-        if token:
+        if token and token not in self._refused:
             self.tokens[user] = token
         if user not in self.tokens:
             raise SignInRequired(self.auth_config)

@@ -72,6 +72,12 @@ class Credential(ABC):
         del context
         return ""
 
+    def refused(self, context: ReadonlyContext | None) -> bool:
+        """Whether the upstream just refused the credential of a context's identity alone (one user's sign-in), so
+        a failed connection says nothing about the upstream itself; default: no."""
+        del context
+        return False
+
     @abstractmethod
     def auth(self, context: ReadonlyContext | None) -> httpx2.Auth:
         """The auth for requests made on behalf of a context (called for every request of a session's identity,

@@ -131,6 +131,12 @@ async def test_an_authorization_code_scheme_calls_with_each_users_own_credential
                 upstream.seen
             )
 
-            # Listing for a user without a credential says what is missing instead of trying without one.
-            with anyio.fail_after(DEADLINE), pytest.raises(UpstreamUnavailableError, match="sign-in"):
-                await tools.get_tools(ToolContext(user_id="bob"))
+            # Listing for a user without a credential offers the sign-in alone, never trying without one.
+            seen = len(upstream.seen)
+            with anyio.fail_after(DEADLINE):
+                (sign_in,) = await tools.get_tools(ToolContext(user_id="bob"))
+                assert sign_in.name == "sign_in"
+                asking = ToolContext(user_id="bob", function_call_id="call-3")
+                assert "pending" in await sign_in.run_async(args={}, tool_context=asking)
+            assert asking.actions.requested_auth_configs["call-3"].credential_key == "docs"
+            assert len(upstream.seen) == seen

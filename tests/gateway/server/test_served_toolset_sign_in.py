@@ -1,0 +1,155 @@
+"""A served `McpToolset` whose upstream needs each user's own OAuth sign-in, through our server, over real HTTP.
+
+The upstream is our server mode protected by the loopback OAuth provider (`tests.support.protected_upstream`); our
+server serves an `McpToolset` for it with an authorization-code `auth_scheme`; the downstream client's
+URL-elicitation handler follows the URL like a browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from mcp import types
+from server_harness import DEADLINE, ERAS, Era, connect, http_server
+from sign_in_harness import Browser, new_key
+
+from gateway.client import McpToolset, StreamableHTTPConnectionParams
+from gateway.server import ToolServer
+from gateway.tools import (
+    AuthCredential,
+    AuthCredentialTypes,
+    OAuth2,
+    OAuth2Auth,
+    OAuthFlowAuthorizationCode,
+    OAuthFlows,
+)
+from tests.support.oauth_provider import OAuthProvider
+from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
+
+pytestmark = pytest.mark.anyio
+
+CLIENT_ID, CLIENT_SECRET = "docs-app", "docs-secret"
+
+
+@asynccontextmanager
+async def gateway_to_docs() -> AsyncGenerator[tuple[str, ProtectedUpstream, ToolServer]]:
+    """The provider, the protected upstream, and our server serving an `McpToolset` for it (prefix `docs`)."""
+    async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
+        provider.audience = upstream.url
+        flow = OAuthFlowAuthorizationCode(
+            authorizationUrl=provider.authorization_endpoint,
+            tokenUrl=provider.token_endpoint,
+            scopes={"docs.read": "Read your documents"},
+        )
+        docs = McpToolset(
+            connection_params=StreamableHTTPConnectionParams(url=upstream.url, connect_timeout=DEADLINE),
+            auth_scheme=OAuth2(flows=OAuthFlows(authorizationCode=flow)),
+            auth_credential=AuthCredential(
+                auth_type=AuthCredentialTypes.OAUTH2,
+                oauth2=OAuth2Auth(client_id=CLIENT_ID, client_secret=CLIENT_SECRET),
+            ),
+            credential_key="docs",
+            tool_name_prefix="docs",
+        )
+        server = ToolServer([docs], credential_keys=[new_key()])
+        async with http_server(server) as base_url:
+            provider.add_client(
+                client_id=CLIENT_ID,
+                client_secret=CLIENT_SECRET,
+                redirect_uris=[f"{base_url}/oauth/callback"],
+                grant_types=("authorization_code", "refresh_token"),
+            )
+            yield base_url, upstream, server
+
+
+class ListWatcher(Browser):
+    """A browser that also counts `notifications/tools/list_changed`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.list_changed = 0
+
+    async def on_message(self, message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self.list_changed += 1
+        await super().on_message(message)
+
+
+async def sign_in(base_url: str, era: Era) -> None:
+    """Sign in through `docs_sign_in` in a session of its own."""
+    browser = Browser()
+    options = {"elicitation_callback": browser.elicit, "message_handler": browser.on_message}
+    async with connect("http", era, base_url, **options) as client:
+        with anyio.fail_after(DEADLINE):
+            assert not (await client.call_tool("docs_sign_in", {})).is_error
+
+
+def subjects(upstream: ProtectedUpstream) -> list[str]:
+    return [claims["sub"] for claims in map(upstream.provider.decode, upstream.seen) if claims]
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_user_who_has_not_signed_in_sees_a_sign_in_tool_that_signs_them_in_in_one_call(era: Era) -> None:
+    async with gateway_to_docs() as (base_url, upstream, _server):
+        browser = ListWatcher()
+        options = {"elicitation_callback": browser.elicit, "message_handler": browser.on_message}
+        async with connect("http", era, base_url, **options) as client:
+            with anyio.fail_after(DEADLINE):
+                before = await client.list_tools()
+                assert [tool.name for tool in before.tools] == ["docs_sign_in"]
+                assert upstream.seen == []  # nothing was tried without the user's credential
+                signed_in = await client.call_tool("docs_sign_in", {})
+                assert not signed_in.is_error, signed_in
+                assert len(browser.asked) == 1
+                assert browser.asked[0].url.startswith(upstream.provider.authorization_endpoint + "?")
+                assert browser.pages[0].status_code == 200
+                assert "docs_whoami" in str(signed_in.structured_content)
+                if era == "legacy":
+                    assert browser.list_changed >= 1
+                after = await client.list_tools()
+                assert [tool.name for tool in after.tools] == ["docs_whoami"]
+                answer = await client.call_tool("docs_whoami", {})
+        assert not answer.is_error, answer
+        assert answer.structured_content is not None
+        assert answer.structured_content["sub"] == "alice"
+        assert set(subjects(upstream)) == {"alice"}
+        assert len(browser.asked) == 1
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_revoked_sign_in_makes_the_next_tool_call_sign_the_user_in_again_and_complete(era: Era) -> None:
+    async with gateway_to_docs() as (base_url, upstream, _server):
+        await sign_in(base_url, era)
+        for token in set(upstream.seen):
+            upstream.reject(token)  # revoked: neither it nor its refresh token works any more
+        for refresh_token in list(upstream.provider.refresh_tokens):
+            upstream.provider.revoke(refresh_token)
+        again = Browser()
+        options = {"elicitation_callback": again.elicit, "message_handler": again.on_message}
+        async with connect("http", era, base_url, **options) as client:
+            with anyio.fail_after(DEADLINE):
+                answer = await client.call_tool("docs_whoami", {})
+        assert not answer.is_error, answer
+        assert answer.structured_content is not None
+        assert answer.structured_content["sub"] == "alice"
+        assert len(again.asked) == 1
+
+
+async def test_a_signed_in_user_lists_the_upstreams_tools_in_a_new_session_without_signing_in_again() -> None:
+    async with gateway_to_docs() as (base_url, upstream, _server):
+        await sign_in(base_url, "modern")
+        later = Browser()
+        options = {"elicitation_callback": later.elicit, "message_handler": later.on_message}
+        async with connect("http", "legacy", base_url, **options) as client:
+            with anyio.fail_after(DEADLINE):
+                listed = await client.list_tools()
+                answer = await client.call_tool("docs_whoami", {})
+        assert [tool.name for tool in listed.tools] == ["docs_whoami"]
+        assert answer.structured_content is not None
+        assert answer.structured_content["sub"] == "alice"
+        assert later.asked == []
+        assert set(subjects(upstream)) == {"alice"}
