@@ -14,6 +14,14 @@ __all__ = ["RELATED", "STOP_WORDS"]
 
 STOP_WORDS: Final = frozenset(
     [
+        # The tails of contractions ("what's", "don't", "we'll", "they're", "I've", "I'd", "I'm").
+        "s",
+        "t",
+        "ll",
+        "re",
+        "ve",
+        "d",
+        "m",
         "a",
         "about",
         "after",
@@ -232,6 +240,9 @@ RELATED: Final[dict[str, tuple[str, ...]]] = {
     "bill": ("invoice", "bill"),
     "item": ("item", "product"),
     "client": ("customer", "client"),
+    "stock": ("inventory", "stock"),
+    "deal": ("deal", "opportunity"),
+    "deals": ("deal", "opportunity"),
     "song": ("track", "song"),
     "songs": ("track", "song"),
     "music": ("track", "play"),
