@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 import anyio.lowlevel
 
 from gateway.errors import StateConflictError
-from gateway.state.store import StateScope, encode_delta, encode_expected
+from gateway.state._json_store import JsonStateStore
+from gateway.state.store import StateScope
+from gateway.tools.state import Scope
 
 __all__ = ["InMemoryStateStore"]
 
 
-class InMemoryStateStore:
+class InMemoryStateStore(JsonStateStore):
     """A `StateStore` in process memory; its state ends with the process.
 
     Values are kept as JSON text, so the store behaves as the SQLite one does (what goes in must be JSON, what
@@ -30,14 +30,6 @@ class InMemoryStateStore:
         # When each session's keys were last written (`time.time()`), for `forget_idle_sessions`.
         self._session_written: dict[tuple[str, str, str], float] = {}
 
-    async def __aenter__(self) -> InMemoryStateStore:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
     async def load(self, scope: StateScope) -> dict[str, Any]:
         """The merged state of a call (see `StateStore.load`)."""
         await anyio.lowlevel.checkpoint()
@@ -48,20 +40,15 @@ class InMemoryStateStore:
         }
         return {key: json.loads(text) for key, text in rows.items()}
 
-    async def apply(
-        self, scope: StateScope, delta: Mapping[str, Any], *, expected: Mapping[str, Any] | None = None
+    async def _apply_encoded(
+        self, scope: StateScope, writes: list[tuple[Scope, str, str]], checks: list[tuple[Scope, str, str | None]]
     ) -> None:
-        """Write the persistent keys of `delta` to their owners if what the call read holds (see `StateStore.apply`)."""
-        encoded = encode_delta(delta)
-        if not encoded:
-            return
-        checks = encode_expected(expected)
         await anyio.lowlevel.checkpoint()
         # No await from here on: the check and the whole delta happen before any other task runs.
         changed = [key for scope_name, key, text in checks if self._owner(scope, scope_name).get(key) != text]
         if changed:
             raise StateConflictError(changed)
-        for scope_name, key, text in encoded:
+        for scope_name, key, text in writes:
             self._owner(scope, scope_name, create=True)[key] = text
             if scope_name == "session":
                 self._session_written[_session_owner(scope)] = time.time()

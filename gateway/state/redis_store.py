@@ -21,15 +21,16 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from types import TracebackType
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
 from urllib.parse import quote
 
 import anyio
 
 from gateway.errors import ConfigError, MissingExtraError, StateConflictError, StateStoreUnavailableError
-from gateway.state.store import StateScope, encode_delta, encode_expected
+from gateway.state._json_store import JsonStateStore
+from gateway.state.store import StateScope
+from gateway.tools.state import Scope
 
 try:
     import redis.asyncio as redis
@@ -98,7 +99,7 @@ def _part(name: str) -> str:
     return quote(name, safe="")
 
 
-class RedisStateStore:
+class RedisStateStore(JsonStateStore):
     """A `StateStore` in Redis (redis-py's asyncio client; the server must run on the asyncio backend).
 
     Args:
@@ -137,11 +138,6 @@ class RedisStateStore:
         await self._command("connect to", self._client.ping)
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
     # --- keys ---------------------------------------------------------------------------------------------------
 
     def _base(self, app_name: str) -> str:
@@ -176,18 +172,14 @@ class RedisStateStore:
             merged.update(owner)
         return {key: json.loads(text) for key, text in merged.items()}
 
-    async def apply(
-        self, scope: StateScope, delta: Mapping[str, Any], *, expected: Mapping[str, Any] | None = None
+    async def _apply_encoded(
+        self, scope: StateScope, writes: list[tuple[Scope, str, str]], checks: list[tuple[Scope, str, str | None]]
     ) -> None:
         """Check what the call read and write the delta in one atomic script (see `StateStore.apply`)."""
-        encoded = encode_delta(delta)
-        if not encoded:
-            return
-        checks = encode_expected(expected)
         args: list[str] = [repr(time.time()), _member(scope.user_id, scope.session_id), str(len(checks))]
         for scope_name, key, text in checks:
             args += [_OWNER_INDEX[scope_name], key, "0" if text is None else "1" + text]
-        for scope_name, key, text in encoded:
+        for scope_name, key, text in writes:
             args += [_OWNER_INDEX[scope_name], key, text]
         # Shielded: once sent, the script runs to its end on the server whatever happens here; the socket
         # timeout bounds the wait.

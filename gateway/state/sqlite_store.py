@@ -7,17 +7,18 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
 
 from gateway.errors import ConfigError, StateConflictError
-from gateway.state.store import StateScope, encode_delta, encode_expected
+from gateway.state._json_store import JsonStateStore
+from gateway.state.store import StateScope
+from gateway.tools.state import Scope
 
 __all__ = ["SqliteStateStore", "default_state_path"]
 
@@ -87,7 +88,7 @@ def default_state_path() -> Path:
     return base / "adk-mcp-gateway" / "state.db"
 
 
-class SqliteStateStore:
+class SqliteStateStore(JsonStateStore):
     """A `StateStore` in one SQLite file, written ahead (WAL) so reads do not wait for writes.
 
     The file, its parent directory and the schema are created on first use (entering the store as an async
@@ -123,11 +124,6 @@ class SqliteStateStore:
         await self._run(lambda connection: None)
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
     async def load(self, scope: StateScope) -> dict[str, Any]:
         """The merged state of a call (see `StateStore.load`)."""
 
@@ -138,24 +134,21 @@ class SqliteStateStore:
         rows = await self._run(load)
         return {key: json.loads(text) for key, text in rows}
 
-    async def apply(
-        self, scope: StateScope, delta: Mapping[str, Any], *, expected: Mapping[str, Any] | None = None
+    async def _apply_encoded(
+        self, scope: StateScope, writes: list[tuple[Scope, str, str]], checks: list[tuple[Scope, str, str | None]]
     ) -> None:
-        """Write the persistent keys of `delta` in one transaction if what the call read holds (see `StateStore.apply`).
+        """Write the delta in one transaction if what the call read holds (see `StateStore.apply`).
 
         The check and the write share the transaction, whose write lock also shuts out other processes on the file.
         """
-        encoded = encode_delta(delta)
-        if not encoded:
-            return
         now = time.time()
-        rows = [(*_owner_columns(scope, scope_name), key, text, now) for scope_name, key, text in encoded]
-        checks = [(_owner_columns(scope, scope_name), key, text) for scope_name, key, text in encode_expected(expected)]
+        rows = [(*_owner_columns(scope, scope_name), key, text, now) for scope_name, key, text in writes]
+        owned_checks = [(_owner_columns(scope, scope_name), key, text) for scope_name, key, text in checks]
 
         def apply(connection: sqlite3.Connection) -> None:
             with _transaction(connection):
                 changed: list[str] = []
-                for owner, key, text in checks:
+                for owner, key, text in owned_checks:
                     row = connection.execute(_VALUE, (*owner, key)).fetchone()
                     if (None if row is None else row[0]) != text:
                         changed.append(key)
