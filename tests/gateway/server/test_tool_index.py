@@ -90,3 +90,16 @@ def test_a_word_only_in_a_parameter_counts_less_than_the_same_word_in_the_name_a
 
 def test_a_request_sharing_no_word_with_any_tool_finds_nothing() -> None:
     assert ranked(CHAT, "zebra quantum", 3) == []
+
+
+def test_a_related_word_is_found_in_any_of_its_forms_and_a_phrasal_verb_counts_as_one_word() -> None:
+    tools = [*CHAT, tool("chat_update_channel", "Change a channel's topic or settings.")]
+
+    assert ranked(tools, "removing a channel", 1) == ["chat_delete_channel"]
+    assert ranked(tools, "set up a channel for the launch", 1) == ["chat_create_channel"]
+
+
+def test_a_requests_own_word_outweighs_a_word_related_to_another_of_its_words() -> None:
+    tools = [tool("chat_delete_message", "Delete a message."), tool("chat_remove_member", "Remove a member.")]
+
+    assert ranked(tools, "remove", 2) == ["chat_remove_member", "chat_delete_message"]
