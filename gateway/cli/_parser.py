@@ -1,4 +1,4 @@
-"""The command line's arguments: `serve`, `tools`, `call`, `check`, and logging flags accepted anywhere."""
+"""The command line's arguments: `serve`, `tools`, `call`, `check`, `pins`, `login`, and the logging flags."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ from typing import Any, Final
 
 from gateway.cli._access import add_oauth_flags
 from gateway.cli._logs import LEVELS, LOG_FORMAT_ENV, LOG_LEVEL_ENV
-from gateway.cli._pins import add_pins_parser, add_state_option
 
 __all__ = ["HOST_ENV", "PORT_ENV", "parser"]
 
 HOST_ENV: Final = "ADK_MCP_GATEWAY_HOST"
 PORT_ENV: Final = "ADK_MCP_GATEWAY_PORT"
+
+_PINS_STATE: Final = "the state store holding the pins (pinTools), as given to serve"
 
 _EPILOG = f"""\
 CONFIG is a JSON file in Claude Desktop's format ({{"mcpServers": {{...}}}}) plus gateway options; see README.
@@ -74,6 +75,16 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_state(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--state PATH|URL`, `what` saying what the command keeps or reads there."""
+    parser.add_argument(
+        "--state",
+        metavar="PATH|URL",
+        help=f'{what} (default: $ADK_MCP_GATEWAY_STATE, the config\'s "state", '
+        "~/.local/state/adk-mcp-gateway/state.db)",
+    )
+
+
 def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
     """Add `serve` to `commands` (argparse's subparsers action, whose type is private)."""
     serve = commands.add_parser(
@@ -89,12 +100,8 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
     serve.add_argument("--host", help=f"interface to bind (default: ${HOST_ENV}, else 127.0.0.1)")
     serve.add_argument("--port", type=int, help=f"TCP port, 0 for any free one (default: ${PORT_ENV}, else 8000)")
     serve.add_argument("--name", help="server name shown to clients (default: the config's, or adk-mcp-gateway)")
-    serve.add_argument(
-        "--state",
-        metavar="PATH|URL",
-        help="where session/user/app state lives: a SQLite file, or redis://HOST:PORT/DB to share it between "
-        'replicas (default: $ADK_MCP_GATEWAY_STATE, the config\'s "state", '
-        "~/.local/state/adk-mcp-gateway/state.db)",
+    _add_state(
+        serve, "where session/user/app state lives: a SQLite file, or redis://HOST:PORT/DB to share it between replicas"
     )
     serve.add_argument(
         "--auth-token",
@@ -198,6 +205,19 @@ def _add_call(commands: Any, flags: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_pins(commands: Any, flags: argparse.ArgumentParser) -> None:
+    pins = commands.add_parser(
+        "pins",
+        parents=[flags],
+        help="show drifted tool definitions (pinTools) as diffs; 'pins approve CONFIG [TOOL]' accepts them",
+        description="Compare each pinned upstream tool's definition with the approved one and print every drift "
+        "as a unified diff (exit 1 if any). 'pins approve CONFIG TOOL' approves one tool's current definition; "
+        "'pins approve CONFIG' approves every drifted and every not yet pinned tool.",
+    )
+    pins.add_argument("words", nargs="+", metavar="[approve] CONFIG [TOOL]")
+    _add_state(pins, _PINS_STATE)
+
+
 def parser() -> argparse.ArgumentParser:
     """The `adk-mcp-gateway` argument parser."""
     flags = _logging_flags()
@@ -228,8 +248,8 @@ def parser() -> argparse.ArgumentParser:
         description="Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
     )
     check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
-    add_state_option(check)
-    add_pins_parser(commands, flags)
+    _add_state(check, _PINS_STATE)
+    _add_pins(commands, flags)
 
     login = commands.add_parser(
         "login",

@@ -22,35 +22,11 @@ if TYPE_CHECKING:
     from gateway.hub.pins import Drift, PinStore
     from gateway.hub.upstreams import UpstreamToolset
 
-__all__ = ["add_pins_parser", "check_pins", "run_pins"]
+__all__ = ["check_pins", "run_pins"]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
-
-
-def add_pins_parser(commands: Any, flags: argparse.ArgumentParser) -> None:
-    """Add the `pins` command to the CLI's subcommands."""
-    pins = commands.add_parser(
-        "pins",
-        parents=[flags],
-        help="show drifted tool definitions (pinTools) as diffs; 'pins approve CONFIG [TOOL]' accepts them",
-        description="Compare each pinned upstream tool's definition with the approved one and print every drift "
-        "as a unified diff (exit 1 if any). 'pins approve CONFIG TOOL' approves one tool's current definition; "
-        "'pins approve CONFIG' approves every drifted and every not yet pinned tool.",
-    )
-    pins.add_argument("words", nargs="+", metavar="[approve] CONFIG [TOOL]")
-    add_state_option(pins)
-
-
-def add_state_option(parser: argparse.ArgumentParser) -> None:
-    """`--state PATH|URL`: the state store the pins live in (the one `serve` uses)."""
-    parser.add_argument(
-        "--state",
-        metavar="PATH|URL",
-        help="the state store holding the pins (pinTools), as given to serve (default: $ADK_MCP_GATEWAY_STATE, "
-        'the config\'s "state", ~/.local/state/adk-mcp-gateway/state.db)',
-    )
 
 
 @dataclass
