@@ -16,6 +16,7 @@ A tool that asks again right after a sign-in in the same call gets an error, not
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import time
@@ -31,6 +32,7 @@ from gateway.server.identity import CallIdentity
 from gateway.server.oauth_tokens import TokenError, TokenRequest
 from gateway.server.secret_entry import ENTRY_PATH, entry_fields
 from gateway.server.sign_in import CALLBACK_PATH, SignIns, authorization_endpoints
+from gateway.server.sign_in_records import SignInRecords
 from gateway.state import StateStore
 from gateway.state.credential_store import CREDENTIAL_KEY_ENV, CredentialKeys, CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2Auth
@@ -115,9 +117,10 @@ class ServerCredentials:
                 )
             return None
         store = CredentialStore(state_store, sealing, app_name=app_name)
+        records = functools.partial(SignInRecords, state_store, sealing, app_name=app_name)
         return cls(
             store,
-            SignIns(store),
+            SignIns(store, records=lambda lifetime: records(lifetime=lifetime)),
             callback_url=callback_url or os.environ.get(CALLBACK_URL_ENV) or None,
             sign_in_timeout=sign_in_timeout,
         )
@@ -219,10 +222,10 @@ class CallCredentials:
         }
         try:
             if oauth:
-                pending = sign_ins.begin(config, redirect_uri=callback_url, **owner)
+                pending = await sign_ins.begin(config, redirect_uri=callback_url, **owner)
             else:
                 page_url = callback_url.removesuffix(CALLBACK_PATH) + ENTRY_PATH
-                pending = sign_ins.begin_entry(config, page_url=page_url, **owner)
+                pending = await sign_ins.begin_entry(config, page_url=page_url, **owner)
         except ValueError as exc:
             return _error(f"Tool {self._tool} asked for a sign-in this server cannot start: {exc}")
         message = (
@@ -238,7 +241,7 @@ class CallCredentials:
                 f"browser and sign in, then call the tool again: {pending.url}"
             )
         if answer.action != "accept":
-            sign_ins.finished(pending)
+            await sign_ins.finished(pending)
             refused = "declined" if answer.action == "decline" else "cancelled"
             return _error(f"Sign-in at {pending.provider} was {refused}; {self._tool} did not run.")
         outcome = await sign_ins.wait(pending, self._server.sign_in_timeout)

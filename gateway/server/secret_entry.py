@@ -17,7 +17,8 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.server.sign_in import SignIns, invalid_link_page, page
+from gateway.server.sign_in import SignIns
+from gateway.server.sign_in_pages import invalid_link_page, page
 from gateway.tools import (
     APIKey,
     AuthConfig,
@@ -68,7 +69,7 @@ def entry_endpoint(sign_ins: SignIns) -> Callable[[Request], Awaitable[Response]
 
     async def endpoint(request: Request) -> Response:
         if request.method == "GET":
-            pending = sign_ins.peek(request.query_params.get("state", ""))
+            pending = await sign_ins.peek(request.query_params.get("state", ""))
             fields = entry_fields(pending.auth_config) if pending is not None and pending.tokens is None else None
             if pending is None or fields is None:
                 return invalid_link_page()
@@ -86,14 +87,14 @@ def entry_endpoint(sign_ins: SignIns) -> Callable[[Request], Awaitable[Response]
             return page(200, "Enter your credential", f"The tool {tool} needs it. It is stored encrypted.", form)
         form_data = await request.form()
         state = str(form_data.get("state", ""))
-        found = sign_ins.peek(state)
+        found = await sign_ins.peek(state)
         fields = entry_fields(found.auth_config) if found is not None and found.tokens is None else None
         if found is None or fields is None:
             return invalid_link_page()
         values = {name: str(form_data.get(name, "")) for name, _, _ in fields}
         if any(not value or len(value) > _MAX_LENGTH for value in values.values()):
             return page(400, "Not saved", "Fill in every field (at most 8192 characters each) and try again.")
-        pending = sign_ins.take(state)
+        pending = await sign_ins.take(state)
         if pending is None:
             return invalid_link_page()
         await sign_ins.complete(pending, _credential(pending.auth_config, values))

@@ -8,37 +8,42 @@ code (once: the state is spent before the exchange), stores the credential for t
 that waits for it.
 
 A callback with an unknown, spent or expired `state`, or with the provider's `error`, does nothing but show a page
-saying so. Pending sign-ins live in this process (a multi-process deployment routes the callback to the process that
-asked, e.g. by a sticky session, or runs one process).
+saying so. Pending sign-ins are also kept in the state store (`gateway.server.sign_in_records`), so the callback
+may reach any process sharing it (`serve --workers`, replicas): the one it reaches completes the sign-in, and the
+call waiting in the process that started it learns the outcome from the store.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import logging
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlencode, urlparse
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 
 from gateway.server.oauth_tokens import TokenError, TokenRequest
+from gateway.server.sign_in_pages import invalid_link_page, page
+from gateway.server.sign_in_records import SignInRecords
 from gateway.state.credential_store import CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2, OAuth2Auth, OpenIdConnectWithConfig
 
-__all__ = ["CALLBACK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints", "invalid_link_page", "page"]
+__all__ = ["CALLBACK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints"]
 
 logger = logging.getLogger(__name__)
 
 CALLBACK_PATH: Final = "/oauth/callback"
 DEFAULT_LIFETIME: Final = 600.0
 MAX_PENDING: Final = 10_000
+_POLL_INTERVAL: Final = 0.5
+"""Seconds between looks at the state store while a call waits for a sign-in another process may complete."""
 
 
 def authorization_endpoints(config: AuthConfig) -> tuple[str, str, list[str]] | None:
@@ -69,13 +74,59 @@ class PendingSignIn:
     url: str
     redirect_uri: str
     code_verifier: str
-    tokens: TokenRequest | None
+    token_url: str | None
     """The OAuth2 client's token endpoint; None for a secret the user enters on the server's own page."""
+    client: OAuth2Auth | None
     auth_config: AuthConfig
     expires_at: float
+    """When the link expires (`time.time()`: processes compare it)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     credential: AuthCredential | None = None
     failure: str | None = None
+
+    @property
+    def tokens(self) -> TokenRequest | None:
+        """Requests to the token endpoint as the OAuth2 client; None for a secret entered on the server's page."""
+        if self.token_url is None or self.client is None:
+            return None
+        return TokenRequest(self.token_url, self.client)
+
+    def record(self) -> dict[str, Any]:
+        """What another process needs to complete this sign-in (`from_record`)."""
+        return {
+            "state": self.state,
+            "elicitationId": self.elicitation_id,
+            "principal": self.principal,
+            "owner": list(self.owner),
+            "credentialKey": self.credential_key,
+            "url": self.url,
+            "redirectUri": self.redirect_uri,
+            "codeVerifier": self.code_verifier,
+            "tokenUrl": self.token_url,
+            "client": None if self.client is None else self.client.model_dump(mode="json", exclude_none=True),
+            "authConfig": self.auth_config.model_dump(by_alias=True, mode="json", exclude_none=True),
+            "expiresAt": self.expires_at,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> PendingSignIn:
+        """The sign-in another process wrote (`record`)."""
+        session_owner, tool_name, key = record["owner"]
+        client = record["client"]
+        return cls(
+            state=record["state"],
+            elicitation_id=record["elicitationId"],
+            principal=record["principal"],
+            owner=(session_owner, tool_name, key),
+            credential_key=record["credentialKey"],
+            url=record["url"],
+            redirect_uri=record["redirectUri"],
+            code_verifier=record["codeVerifier"],
+            token_url=record["tokenUrl"],
+            client=None if client is None else OAuth2Auth.model_validate(client),
+            auth_config=AuthConfig.model_validate(record["authConfig"]),
+            expires_at=record["expiresAt"],
+        )
 
     @property
     def provider(self) -> str:
@@ -85,7 +136,7 @@ class PendingSignIn:
     @property
     def valid(self) -> bool:
         """Whether the sign-in can still complete (not expired, not completed or failed)."""
-        return self.expires_at >= time.monotonic() and not self.done.is_set()
+        return self.expires_at >= time.time() and not self.done.is_set()
 
 
 class SignIns:
@@ -94,15 +145,23 @@ class SignIns:
     Args:
         credentials: where a completed sign-in's credential is stored.
         lifetime: seconds a sign-in link stays valid.
+        records: makes (given `lifetime`) the shared records of pending sign-ins; None keeps them in this process.
     """
 
-    def __init__(self, credentials: CredentialStore, *, lifetime: float = DEFAULT_LIFETIME) -> None:
+    def __init__(
+        self,
+        credentials: CredentialStore,
+        *,
+        lifetime: float = DEFAULT_LIFETIME,
+        records: Callable[[float], SignInRecords] | None = None,
+    ) -> None:
         self._credentials = credentials
         self._lifetime = lifetime
+        self._records = records(lifetime) if records is not None else None
         self._by_state: dict[str, PendingSignIn] = {}
         self._by_owner: dict[tuple[str, str, str], PendingSignIn] = {}
 
-    def begin(
+    async def begin(
         self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, redirect_uri: str
     ) -> PendingSignIn:
         """The sign-in for this session, tool and credential: the one in flight, or a new one.
@@ -138,23 +197,24 @@ class SignIns:
             client_secret=raw.client_secret,
             token_endpoint_auth_method=raw.token_endpoint_auth_method,
         )
-        return self._begin(
+        return await self._begin(
             config,
             (principal, session_owner, tool_name),
             authorize_url,
             query,
             redirect_uri=redirect,
             code_verifier=verifier,
-            tokens=TokenRequest(token_url, client),
+            token_url=token_url,
+            client=client,
         )
 
-    def begin_entry(
+    async def begin_entry(
         self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, page_url: str
     ) -> PendingSignIn:
         """The entry of a secret (API key, token) on the server's own page at `page_url`: in flight, or new."""
-        return self._begin(config, (principal, session_owner, tool_name), page_url, {})
+        return await self._begin(config, (principal, session_owner, tool_name), page_url, {})
 
-    def _begin(
+    async def _begin(
         self,
         config: AuthConfig,
         who: tuple[str, str, str],
@@ -163,7 +223,8 @@ class SignIns:
         *,
         redirect_uri: str = "",
         code_verifier: str = "",
-        tokens: TokenRequest | None = None,
+        token_url: str | None = None,
+        client: OAuth2Auth | None = None,
     ) -> PendingSignIn:
         """The sign-in in flight for (principal, session owner, tool) and the credential key, or a new one sending
         the user to `url` with `query` and a fresh `state`."""
@@ -184,20 +245,33 @@ class SignIns:
             url=f"{url}{separator}{urlencode({**query, 'state': state})}",
             redirect_uri=redirect_uri,
             code_verifier=code_verifier,
-            tokens=tokens,
+            token_url=token_url,
+            client=client,
             auth_config=config,
-            expires_at=time.monotonic() + self._lifetime,
+            expires_at=time.time() + self._lifetime,
         )
+        if self._records is not None:
+            await self._records.save(state, pending.record())
         return self._register(pending)
 
-    def peek(self, state: str) -> PendingSignIn | None:
+    async def peek(self, state: str) -> PendingSignIn | None:
         """The valid sign-in `state` names, left in place (a page shows it before the user submits)."""
         pending = self._by_state.get(state) if state else None
+        if pending is None and self._records is not None:
+            record = await self._records.peek(state)
+            pending = PendingSignIn.from_record(record) if record is not None else None
         return pending if pending is not None and pending.valid else None
 
-    def take(self, state: str) -> PendingSignIn | None:
-        """The valid sign-in `state` names, taken: no later request with the same `state` finds it."""
+    async def take(self, state: str) -> PendingSignIn | None:
+        """The valid sign-in `state` names, taken: no later request with the same `state` finds it, in any process
+        sharing the state store."""
         pending = self._by_state.pop(state, None) if state else None
+        if self._records is not None:
+            record = await self._records.take(state)
+            if record is None:
+                pending = None  # another process took it, or it never was
+            elif pending is None:
+                pending = PendingSignIn.from_record(record)  # started by another process
         if pending is None:
             return None
         if not pending.valid:
@@ -206,15 +280,19 @@ class SignIns:
         return pending
 
     async def complete(self, pending: PendingSignIn, credential: AuthCredential) -> None:
-        """Store the credential a sign-in obtained and wake the call waiting for it."""
+        """Store the credential a sign-in obtained and wake the call waiting for it (in whichever process)."""
         await self._credentials.save(pending.principal, pending.credential_key, credential)
         pending.credential = credential
         pending.done.set()
+        if self._records is not None:
+            await self._records.finish(pending.state, {"done": True})
 
-    def fail(self, pending: PendingSignIn, reason: str) -> None:
+    async def fail(self, pending: PendingSignIn, reason: str) -> None:
         """End a sign-in without a credential, saying why."""
         pending.failure = reason
         pending.done.set()
+        if self._records is not None:
+            await self._records.finish(pending.state, {"failure": reason})
 
     def _in_flight(self, owner: tuple[str, str, str]) -> PendingSignIn | None:
         self._forget_expired()
@@ -229,9 +307,19 @@ class SignIns:
         return pending
 
     async def wait(self, pending: PendingSignIn, within: float) -> AuthCredential | str:
-        """The credential the sign-in stored, or why there is none (failed, or not finished `within` seconds)."""
+        """The credential the sign-in stored, or why there is none (failed, or not finished `within` seconds).
+
+        The callback may complete it in another process: then the state store says so (looked at every
+        `_POLL_INTERVAL` seconds while waiting).
+        """
         with anyio.move_on_after(within):
-            await pending.done.wait()
+            while not pending.done.is_set():
+                with anyio.move_on_after(_POLL_INTERVAL):
+                    await pending.done.wait()
+                if not pending.done.is_set():
+                    await self._outcome_elsewhere(pending)
+        if pending.done.is_set() and self._records is not None:
+            await self._records.forget(pending.state)
         if pending.credential is not None:
             self._by_owner.pop(pending.owner, None)
             return pending.credential
@@ -240,15 +328,27 @@ class SignIns:
             return pending.failure
         return f"The sign-in at {pending.provider} did not finish within {within:g} seconds."
 
-    def finished(self, pending: PendingSignIn) -> None:
+    async def _outcome_elsewhere(self, pending: PendingSignIn) -> None:
+        """Take the outcome another process wrote for `pending`, if there is one."""
+        outcome = await self._records.outcome(pending.state) if self._records is not None else None
+        if outcome is None:
+            return
+        if outcome.get("done"):
+            pending.credential = await self._credentials.load(pending.principal, pending.credential_key)
+        pending.failure = None if pending.credential is not None else str(outcome.get("failure") or "failed")
+        pending.done.set()
+
+    async def finished(self, pending: PendingSignIn) -> None:
         """Forget a sign-in its call no longer waits for."""
         self._drop(pending)
+        if self._records is not None:
+            await self._records.forget(pending.state)
 
     async def callback(self, request: Request) -> Response:
         """`GET /oauth/callback`: complete the sign-in `state` names, once."""
         state = request.query_params.get("state", "")
-        found = self.peek(state)
-        pending = self.take(state) if found is not None and found.tokens is not None else None
+        found = await self.peek(state)
+        pending = await self.take(state) if found is not None and found.tokens is not None else None
         if pending is None or pending.tokens is None:
             return invalid_link_page()
         error = request.query_params.get("error")
@@ -258,7 +358,7 @@ class SignIns:
             reason = f"The sign-in at {pending.provider} was not completed: {error or 'no code'}" + (
                 f" ({description})" if description else ""
             )
-            self.fail(pending, reason)
+            await self.fail(pending, reason)
             return page(400, "Sign-in not completed", reason + ". You can close this window.")
         try:
             credential = await pending.tokens.exchange_code(
@@ -266,7 +366,7 @@ class SignIns:
             )
         except TokenError as exc:
             logger.warning("Sign-in for credential %r failed: %s", pending.credential_key, exc.error or "error")
-            self.fail(pending, f"The sign-in at {pending.provider} failed: {exc}")
+            await self.fail(pending, f"The sign-in at {pending.provider} failed: {exc}")
             return page(502, "Sign-in failed", pending.failure or "")
         await self.complete(pending, credential)
         return page(200, "Signed in", "You are signed in. You can close this window and return to your MCP client.")
@@ -277,27 +377,6 @@ class SignIns:
             del self._by_owner[pending.owner]
 
     def _forget_expired(self) -> None:
-        now = time.monotonic()
+        now = time.time()
         for pending in [p for p in self._by_owner.values() if p.expires_at < now and not p.done.is_set()]:
             self._drop(pending)
-
-
-def invalid_link_page() -> HTMLResponse:
-    """The answer to an unknown, used or expired `state`."""
-    return page(
-        400,
-        "Sign-in link not valid",
-        "This sign-in link is unknown, already used or expired. Go back to your MCP client and call the tool "
-        "again to get a new one.",
-    )
-
-
-def page(status: int, title: str, text: str, form: str = "") -> HTMLResponse:
-    """A minimal HTML page (title, one paragraph, an optional form's markup); never cached, never referred."""
-    body = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>{form}</body></html>"
-    )
-    return HTMLResponse(
-        body, status_code=status, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
-    )
