@@ -19,8 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-METHOD_NOT_FOUND = -32601
+# `python -I` leaves the script's folder off the path; the request loop is the tiny server's.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from hub_tiny_server import serve
+
 POLL_SECONDS = 0.02
 
 
@@ -58,41 +60,5 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": f"Unknown tool {name}"}], "isError": True}
 
 
-def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
-    """The result of one request, or None for a method this server does not have."""
-    if method == "initialize":
-        asked = params.get("protocolVersion")
-        return {
-            "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
-            "capabilities": {"tools": {}},
-            "serverInfo": {"name": "tagged", "version": "1"},
-        }
-    if method == "tools/list":
-        return {"tools": tools()}
-    if method == "tools/call":
-        return call(params["name"], params.get("arguments") or {})
-    if method == "ping":
-        return {}
-    return None
-
-
-def main() -> None:
-    """Serve requests from stdin until it closes."""
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue  # a notification or a response: nothing to say
-        result = answer(message["method"], message.get("params") or {})
-        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
-        if result is None:
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {message['method']}"}
-        else:
-            reply["result"] = result
-        sys.stdout.write(json.dumps(reply) + "\n")
-        sys.stdout.flush()
-
-
 if __name__ == "__main__":
-    main()
+    serve("tagged", tools, call)

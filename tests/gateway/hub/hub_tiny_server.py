@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -20,33 +21,42 @@ TOOL: dict[str, Any] = {
 }
 
 
-def answer(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+PONG: dict[str, Any] = {"content": [{"type": "text", "text": "pong"}], "isError": False}
+
+Tools = Callable[[], list[dict[str, Any]]]
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+def answer(name: str, tools: Tools, call: Call, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     """The result of one request, or None for a method this server does not have."""
     if method == "initialize":
         asked = params.get("protocolVersion")
         return {
             "protocolVersion": asked if asked in HANDSHAKE_VERSIONS else HANDSHAKE_VERSIONS[-1],
             "capabilities": {"tools": {}},
-            "serverInfo": {"name": "tiny", "version": "1"},
+            "serverInfo": {"name": name, "version": "1"},
         }
     if method == "tools/list":
-        return {"tools": [TOOL]}
+        return {"tools": tools()}
     if method == "tools/call":
-        return {"content": [{"type": "text", "text": "pong"}], "isError": False}
+        return call(params.get("name", ""), params.get("arguments") or {})
     if method == "ping":
         return {}
     return None
 
 
-def main() -> None:
-    """Serve requests from stdin until it closes."""
+def serve(name: str, tools: Tools, call: Call) -> None:
+    """Serve requests from stdin until it closes, as server `name` listing `tools()` and calling `call`.
+
+    `hub_tagged_server.py` serves its tools through this loop too.
+    """
     for line in sys.stdin:
         if not line.strip():
             continue
         message = json.loads(line)
         if "id" not in message or "method" not in message:
             continue  # a notification or a response: nothing to say
-        result = answer(message["method"], message.get("params") or {})
+        result = answer(name, tools, call, message["method"], message.get("params") or {})
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message["id"]}
         if result is None:
             reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {message['method']}"}
@@ -57,4 +67,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    serve("tiny", lambda: [TOOL], lambda name, arguments: PONG)
