@@ -46,14 +46,23 @@ class BuiltTools:
         self._by_object: OrderedDict[int, tuple[types.Tool, McpTool]] = OrderedDict()
         self._by_content: OrderedDict[str, McpTool] = OrderedDict()
         self._policies: tuple[object, object] = (toolset.require_confirmation, toolset.confirm_tool)
+        self.generation = 0
+        """Counts the rebuilds (a changed confirmation policy): tools built before belong to an older one."""
 
-    def tool(self, mcp_tool: types.Tool) -> McpTool:
-        """The `McpTool` for a listed tool."""
+    def current_generation(self) -> int:
+        """`generation`, after dropping what was built under a confirmation policy the toolset no longer has."""
         toolset = self._toolset
         if toolset.require_confirmation is not self._policies[0] or toolset.confirm_tool is not self._policies[1]:
             self._by_object.clear()
             self._by_content.clear()
             self._policies = (toolset.require_confirmation, toolset.confirm_tool)
+            self.generation += 1
+        return self.generation
+
+    def tool(self, mcp_tool: types.Tool) -> McpTool:
+        """The `McpTool` for a listed tool."""
+        toolset = self._toolset
+        self.current_generation()
         by_object = self._by_object.get(id(mcp_tool))
         if by_object is not None and by_object[0] is mcp_tool:
             return by_object[1]

@@ -307,6 +307,15 @@ class SessionPool:
         """Whether an error means the session is gone (rather than the request failing)."""
         return error.code == types.CONNECTION_CLOSED or not session.alive
 
+    async def cached_tools(self, context: ReadonlyContext | None) -> list[types.Tool] | None:
+        """The tool listing cached on the live session of a context's identity, if there is one (nothing is sent)."""
+        key, _, _ = await self._identity(context)
+        slot = self._slots.get(key)
+        session = slot.session if slot is not None else None
+        if slot is None or session is None or not session.alive:
+            return None
+        return slot.cached_tools(session)
+
     async def request(
         self,
         context: ReadonlyContext | None,

@@ -47,6 +47,7 @@ from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
 from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
+from gateway.client.tool_selection import ToolSelection
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.client.upstream_call import ProgressCallback, call_once
 from gateway.client.upstream_content import UpstreamContent
@@ -61,7 +62,6 @@ from gateway.tools import (
     ToolContext,
     ToolPredicate,
 )
-from gateway.tools.base_tool import RESERVED_TOOL_NAMES
 from gateway.tools.function_tool import ConfirmationPolicy
 
 __all__ = ["HeaderProvider", "McpToolset", "ProgressCallback"]
@@ -165,6 +165,7 @@ class McpToolset(BaseToolset, UpstreamContent):
         self.downstream: Downstream | None = None
         """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
         self._built = BuiltTools(self)
+        self._selection = ToolSelection(self._built)
         self._sign_in_gate = (
             SignInGate(credential, connection_params.describe(), self._tool_names)
             if isinstance(credential, UserSignIn)
@@ -288,6 +289,12 @@ class McpToolset(BaseToolset, UpstreamContent):
                 not answer within `list_timeout`.
         """
 
+        if self.credential is None:
+            # Read without the pool's task and deadline. (With a credential the listing goes through `slot`, which
+            # asks the credential for the context's auth, so a user signed out since is told so.)
+            cached = await self._pool.cached_tools(readonly_context)
+            if cached is not None:
+                return cached
         gave_up = False
 
         async def listing() -> list[types.Tool]:
@@ -363,15 +370,7 @@ class McpToolset(BaseToolset, UpstreamContent):
         return [tool.name for tool in await self.get_tools_with_prefix(readonly_context)]
 
     def _selected(self, mcp_tools: list[types.Tool], readonly_context: ReadonlyContext | None) -> list[BaseTool]:
-        selected: list[BaseTool] = []
-        for mcp_tool in mcp_tools:
-            if mcp_tool.name in RESERVED_TOOL_NAMES:
-                logger.warning("Skipping upstream tool %r: the name is reserved by ADK.", mcp_tool.name)
-                continue
-            tool = self._built.tool(mcp_tool)
-            if self._is_tool_selected(tool, readonly_context):
-                selected.append(tool)
-        selected.sort(key=lambda t: t.name)
+        selected = self._selection.select(mcp_tools, self.tool_filter, self._is_tool_selected, readonly_context)
         if self._sign_in_gate is not None:
             self._sign_in_gate.remember(readonly_context, selected)
         return selected

@@ -28,7 +28,7 @@ from gateway.tools import BaseTool, BaseToolset, ReadonlyContext
 from gateway.tools.function_tool import FunctionTool
 from gateway.tools.tool_union import ToolUnion, as_tool
 
-__all__ = ["CatalogEntry", "ToolCatalog"]
+__all__ = ["CatalogEntry", "CatalogView", "ToolCatalog"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,20 @@ class CatalogEntry:
     source: str
     upstream: str | None = None
     """The config key of the gateway upstream that publishes the tool (None for local tools)."""
+
+
+@dataclass(frozen=True, eq=False)
+class CatalogView:
+    """The published tools one context sees, in publishing order.
+
+    Compared by identity: the catalog hands out the same view again while the same tool objects are published under
+    the same names (no source changed what it lists), so a view can key what is derived from it (a listing's pages).
+    """
+
+    entries: dict[str, CatalogEntry]
+    """By published name, in publishing order. Read-only: the catalog shares it."""
+    stable: bool
+    """Whether the catalog will hand out this view again for the same tools (False while two sources collide)."""
 
 
 _Listing = list[BaseTool] | UpstreamUnavailableError
@@ -85,9 +99,7 @@ class ToolCatalog:
         self._published: weakref.WeakKeyDictionary[BaseTool, tuple[str, types.Tool | None]] = (
             weakref.WeakKeyDictionary()
         )
-        self._resolved: OrderedDict[tuple[object, ...], tuple[list[list[BaseTool]], dict[str, CatalogEntry]]] = (
-            OrderedDict()
-        )
+        self._resolved: OrderedDict[tuple[object, ...], tuple[list[list[BaseTool]], CatalogView]] = OrderedDict()
         self._owners: dict[str, int] = {}
         """Tool name -> index of the source that published it first."""
         self._withheld: dict[int, dict[str, str]] = {}
@@ -153,6 +165,10 @@ class ToolCatalog:
 
     async def resolve(self, readonly_context: ReadonlyContext) -> dict[str, CatalogEntry]:
         """The published tools by name for one session (a name two sources publish goes to the first owner)."""
+        return dict((await self.view(readonly_context)).entries)
+
+    async def view(self, readonly_context: ReadonlyContext) -> CatalogView:
+        """`resolve` as a shared view: the same object while the context's sources publish the same tools."""
         listings = await self._list(range(len(self._items)), readonly_context)
         listed = [listing if isinstance(listing, list) else [] for listing in listings]
         # The same tool objects under the same names resolve to the same entries (sessions of one gateway
@@ -163,7 +179,7 @@ class ToolCatalog:
         cached = self._resolved.get(key)
         if cached is not None:
             self._resolved.move_to_end(key)
-            return dict(cached[1])
+            return cached[1]
         publishers: dict[str, list[tuple[int, BaseTool, types.Tool]]] = {}
         for index, tools in enumerate(listed):
             for tool in tools:
@@ -188,11 +204,13 @@ class ToolCatalog:
                     withheld.setdefault(other, {})[name] = self._sources[index]
         for index, names in withheld.items():
             self._note_withheld(index, names)
-        if all(len(candidates) == 1 for candidates in publishers.values()):
-            self._resolved[key] = (listed, entries)
+        stable = all(len(candidates) == 1 for candidates in publishers.values())
+        view = CatalogView(entries, stable)
+        if stable:
+            self._resolved[key] = (listed, view)
             if len(self._resolved) > _RESOLUTIONS_KEPT:
                 self._resolved.popitem(last=False)
-        return dict(entries)
+        return view
 
     def _note_withheld(self, index: int, names: dict[str, str]) -> None:
         known = self._withheld.get(index, {})

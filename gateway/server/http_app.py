@@ -37,7 +37,6 @@ from gateway.server.oauth_settings import OAuthSettings
 from gateway.server.protected_resource import BearerGuard, resource_metadata_routes
 from gateway.server.secret_entry import ENTRY_PATH, entry_endpoint
 from gateway.server.sign_in import CALLBACK_PATH
-from gateway.server.token_verifier import OAuthTokenVerifier
 from gateway.server.tool_server import ToolServer
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_SESSION_IDLE_TIMEOUT", "create_app"]
@@ -165,7 +164,12 @@ def create_app(
     verifiers: list[TokenVerifier] = []
     if auth_tokens:
         verifiers.append(StaticTokenVerifier(auth_tokens))
-    oauth_verifier = OAuthTokenVerifier(oauth) if oauth is not None else None
+    oauth_verifier = None
+    if oauth is not None:
+        # Imported here: pyjwt and cryptography's X.509 (a few MiB) only for a server that checks OAuth tokens.
+        from gateway.server.token_verifier import OAuthTokenVerifier
+
+        oauth_verifier = OAuthTokenVerifier(oauth)
     if oauth_verifier is not None:
         verifiers.append(oauth_verifier)
 

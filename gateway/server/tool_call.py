@@ -7,15 +7,14 @@ written back unless the tool returned an error; the response becomes a `CallTool
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-import jsonschema
 import pydantic
-from jsonschema.validators import extend as _extend  # pyright: ignore[reportUnknownVariableType]
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
@@ -86,14 +85,23 @@ def _is_integer(checker: object, instance: object) -> bool:
     return _is_number(checker, instance) and (isinstance(instance, int) or float(cast("float", instance)).is_integer())
 
 
-# JSON has no NaN or Infinity, yet Python's parser reads `NaN`, `Infinity` and `1e999` as floats: here they are
-# not numbers. Booleans are not numbers either (as in jsonschema's own checker).
-_Validator: Any = _extend(  # pyright: ignore[reportUnknownVariableType] - jsonschema ships no types for it
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"number": _is_number, "integer": _is_integer}
-    ),
-)
+@functools.cache
+def _validator() -> Any:
+    """The argument validator class, built on first use: jsonschema (a few MiB) is imported only by a server whose
+    calls need it (a gateway's upstream tools are checked upstream).
+
+    JSON has no NaN or Infinity, yet Python's parser reads `NaN`, `Infinity` and `1e999` as floats: here they are
+    not numbers. Booleans are not numbers either (as in jsonschema's own checker).
+    """
+    import jsonschema  # lazy, see above
+    from jsonschema.validators import extend  # pyright: ignore[reportUnknownVariableType]
+
+    return extend(  # pyright: ignore[reportUnknownVariableType] - jsonschema ships no types for it
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+            {"number": _is_number, "integer": _is_integer}
+        ),
+    )
 
 
 def _error_text(error: Any) -> str:
@@ -106,7 +114,7 @@ def _error_text(error: Any) -> str:
 
 def schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """Where `arguments` break `schema`, one line per error naming its field."""
-    validator = _Validator(schema)
+    validator = _validator()(schema)
     return [
         _error_text(error) for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     ]

@@ -1,21 +1,42 @@
-"""`ToolListing`: the `tools/list` pages a session sees, and `tools/list_changed` when a call changed them."""
+"""`ToolListing`: the `tools/list` pages a session sees, and `tools/list_changed` when a call changed them.
+
+Pages are kept in their wire form. A page is shaped for the wire once (the SDK validates and dumps a listing
+result, which at a thousand tools costs more than everything else a listing does), then answered from
+`ToolListing.cached_pages` for as long as the catalog hands out the same `CatalogView` to the caller: the
+same tool objects under the same names. So whatever changes what a context sees — an upstream's `list_changed`
+(new tool objects), a reload (a new catalog), a pin approval or drift, a local toolset listing other tools, a
+context-dependent filter — is a different view with pages of its own; nothing needs to be told to drop a page.
+A view is a context's own (a toolset that lists per user gives each user a view), and the policy guard filters
+each request's page after the cache, so no caller is shown another's tools.
+"""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+import contextvars
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
 
 from mcp import MCPError, types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 
 from gateway.errors import NameConflictError
-from gateway.server.catalog import CatalogEntry, ToolCatalog
+from gateway.server.catalog import CatalogEntry, CatalogView, ToolCatalog
 from gateway.server.pagination import page_of
 from gateway.server.session_records import SessionRecords
 from gateway.tools import ReadonlyContext
 
-__all__ = ["ToolListing"]
+__all__ = ["ListingContext", "ToolListing"]
 
 _Item = TypeVar("_Item")
+_VIEWS_KEPT: Final = 16
+"""Views whose pages are kept (sessions whose toolsets give different tools get different views)."""
+
+ListingContext = Callable[[ServerRequestContext[Any, Any]], Awaitable[tuple[ReadonlyContext, str]]]
+"""A request's read-only context and session owner (what the `tools/list` handler resolves for it)."""
+
+_view_of_request: contextvars.ContextVar[CatalogView | None] = contextvars.ContextVar("_view_of_request", default=None)
+"""The view the page cache resolved for the request being handled (so the handler pages that very view)."""
 
 
 class ToolListing:
@@ -29,19 +50,34 @@ class ToolListing:
     """
 
     def __init__(self, catalog: ToolCatalog, page_size: int, *, changes_after_calls: bool) -> None:
-        self.catalog = catalog
+        self._catalog = catalog
         self.page_size = page_size
         self.changes_after_calls = changes_after_calls
         # What each session last listed; sessions end unannounced, so the oldest go first.
         self._listed: SessionRecords[frozenset[str]] = SessionRecords()
+        self._pages: OrderedDict[CatalogView, dict[tuple[str | None, str | None], dict[str, Any]]] = OrderedDict()
 
-    async def resolve(self, readonly: ReadonlyContext) -> dict[str, CatalogEntry]:
-        """The tools this context sees, by name."""
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The tools a context sees."""
+        return self._catalog
+
+    @catalog.setter
+    def catalog(self, catalog: ToolCatalog) -> None:
+        self._catalog = catalog
+        self._pages.clear()
+
+    async def view(self, readonly: ReadonlyContext) -> CatalogView:
+        """The tools this context sees."""
         try:
-            return await self.catalog.resolve(readonly)
+            return await self.catalog.view(readonly)
         except NameConflictError as exc:
             # A configuration problem of this server, not of the request: say so with a proper error code.
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
+
+    async def resolve(self, readonly: ReadonlyContext) -> dict[str, CatalogEntry]:
+        """The tools this context sees, by name."""
+        return dict((await self.view(readonly)).entries)
 
     def page(
         self, items: list[_Item], params: types.PaginatedRequestParams | None, method: str
@@ -53,10 +89,47 @@ class ToolListing:
         self, readonly: ReadonlyContext, session_owner: str, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         """A `tools/list` page for a session, remembering what it listed."""
-        entries = list((await self.resolve(readonly)).values())
-        self._listed.put(session_owner, frozenset(e.tool.name for e in entries))
-        page, next_cursor = self.page([entry.mcp_tool for entry in entries], params, "tools/list")
+        view = _view_of_request.get() or await self.view(readonly)
+        self._listed.put(session_owner, frozenset(view.entries))
+        page, next_cursor = self.page([entry.mcp_tool for entry in view.entries.values()], params, "tools/list")
         return types.ListToolsResult(tools=page, next_cursor=next_cursor)
+
+    def cached_pages(self, context: ListingContext) -> ServerMiddleware[Any]:
+        """SDK server middleware answering `tools/list` with the page's wire form when this view had it before.
+
+        Add it innermost (after the policy guard, which then filters each request's page for its caller).
+        """
+
+        async def middleware(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+            if ctx.method != "tools/list":
+                return await call_next(ctx)
+            readonly, session_owner = await context(ctx)
+            view = await self.view(readonly)
+            cursor = (ctx.params or {}).get("cursor")
+            key = (ctx.protocol_version, cursor if isinstance(cursor, str) else None)
+            pages = self._pages.get(view)
+            if pages is not None and key in pages and (cursor is None or isinstance(cursor, str)):
+                self._pages.move_to_end(view)
+                self._listed.put(session_owner, frozenset(view.entries))
+                return dict(pages[key])
+            token = _view_of_request.set(view)
+            try:
+                result = await call_next(ctx)
+            finally:
+                _view_of_request.reset(token)
+            if view.stable and isinstance(result, dict) and (cursor is None or isinstance(cursor, str)):
+                self._remember(view, key, result)
+            return result
+
+        return middleware
+
+    def _remember(self, view: CatalogView, key: tuple[str | None, str | None], result: dict[str, Any]) -> None:
+        pages = self._pages.get(view)
+        if pages is None:
+            pages = self._pages[view] = {}
+            if len(self._pages) > _VIEWS_KEPT:
+                self._pages.popitem(last=False)
+        pages[key] = dict(result)
 
     def watches(self, session_owner: str) -> bool:
         """Whether a call of this session may change a listing it has seen."""

@@ -163,6 +163,8 @@ class ToolServer:
             self.server.middleware.append(ToolSearch(tool_search, self._session_entries, policy))
         if policy is not None:
             self.server.middleware.append(PolicyGuard(policy))
+        # Innermost: a cached page is the handler's answer, shaped for the wire once (the policy guard filters it).
+        self.server.middleware.append(self.listing.cached_pages(self._listing_context))
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
         # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
         # Each connection's serving loop is wrapped so the sessions it carried are released when it ends.
@@ -345,6 +347,11 @@ class ToolServer:
         self._track(ctx, identity)
         readonly, _ = await self._readonly_context(identity)
         return await self.listing.list_tools(readonly, identity.session_owner, params)
+
+    async def _listing_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ReadonlyContext, str]:
+        identity = identify(ctx)
+        self._track(ctx, identity)
+        return (await self._readonly_context(identity))[0], identity.session_owner
 
     # --- what an extension's handlers ask of the server ---------------------------------------------------------
 

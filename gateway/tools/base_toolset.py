@@ -62,6 +62,15 @@ class BaseToolset(ABC):
         """`tools` renamed `{prefix}_{name}` when a prefix is set (the same copies for the same tools)."""
         if not self.tool_name_prefix:
             return tools
+        # The same tools as last time (a cached listing): the same renamed copies, without looking each one up.
+        last: tuple[str, list[BaseTool], list[str], list[BaseTool]] | None = getattr(self, "_last_renamed", None)
+        if (
+            last is not None
+            and last[0] == self.tool_name_prefix
+            and len(last[1]) == len(tools)
+            and all(a is b and a.name == n for a, b, n in zip(last[1], tools, last[2], strict=True))
+        ):
+            return list(last[3])
         # A toolset that hands out the same tool objects again gets the same renamed copies again.
         # (Looked up lazily: a subclass may not call `BaseToolset.__init__`.)
         clones: weakref.WeakKeyDictionary[BaseTool, BaseTool] | None = getattr(self, "_renamed_tools", None)
@@ -80,7 +89,8 @@ class BaseToolset(ABC):
                 with contextlib.suppress(TypeError):
                     clones[tool] = clone
             renamed.append(clone)
-        return renamed
+        self._last_renamed = (self.tool_name_prefix, list(tools), [tool.name for tool in tools], renamed)
+        return list(renamed)
 
     def _is_tool_selected(self, tool: BaseTool, readonly_context: ReadonlyContext | None) -> bool:
         if self.tool_filter is None:

@@ -156,7 +156,7 @@ async def test_a_modern_session_caches_while_it_listens_for_changes() -> None:
 async def test_tools_our_server_mode_adds_during_a_session_show_up(mode: str) -> None:
     counter = MethodCounter()
     tool_server = ToolServer(TOOLS, state_store=InMemoryStateStore())
-    tool_server.server.middleware.append(counter)
+    tool_server.server.middleware.insert(0, counter)  # outermost: every tools/list the client sends, cached or not
     async with (
         our_http_server(tool_server) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode=mode) as toolset,
@@ -207,3 +207,26 @@ async def test_a_cached_listing_gives_the_same_tool_objects_and_a_changed_one_ne
         assert set(grown) == {tool.name for tool in first} | {"p_grown"}
         # The upstream listed its unchanged tools anew; equal tools are still not rebuilt.
         assert all(grown[tool.name] is tool for tool in first)
+
+
+@pytest.mark.anyio
+async def test_a_cached_listing_follows_a_changed_filter_and_confirmation_policy() -> None:
+    counter = MethodCounter()
+    async with (
+        uvicorn_app(paginated_server(counter).streamable_http_app()) as base_url,
+        McpToolset(connection_params=http_params(base_url, "http"), mode="legacy", tool_filter=["tool_0"]) as toolset,
+    ):
+        first = await names(toolset)
+        assert toolset.tool_filter == ["tool_0"]
+        toolset.tool_filter.append("tool_1")  # the same list, changed in place
+        widened = await names(toolset)
+        toolset.tool_filter = ["grow"]
+        narrowed = await names(toolset)
+        (unconfirmed,) = await toolset.get_tools()
+        toolset.require_confirmation = True
+        (confirmed,) = await toolset.get_tools()
+        asks = await confirmed.check_require_confirmation({}, ToolContext())
+    assert (first, widened, narrowed) == (["tool_0"], ["tool_0", "tool_1"], ["grow"])
+    assert counter.listings == 3  # one listing of three pages, cached throughout
+    assert unconfirmed is not confirmed
+    assert asks is True

@@ -16,6 +16,7 @@ from adapters.meta_keys import RETRY_AFTER_META_KEY
 from gateway.access_config import PolicyConfig, policy_of
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
+from gateway.tools import BaseTool, BaseToolset, FunctionTool, ReadonlyContext
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_gateway import DEADLINE, ProtectedGateway, protected_gateway, token_client
 
@@ -110,3 +111,43 @@ async def test_the_input_rounds_of_one_call_count_once_against_the_rate_limit(mo
                 again = await client.call_tool("ask_name", {})
     assert answered.structured_content == {"action": "accept", "name": "Ada"}  # its second round was let through
     assert again.is_error  # the next call is a new one
+
+
+class _ToolsOfTheUser(BaseToolset):
+    """A toolset whose tools depend on who asks (the same tool objects for the same user every time)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+
+        def alice_only() -> str:
+            """Only for alice."""
+            return "alice"
+
+        def bob_only() -> str:
+            """Only for bob."""
+            return "bob"
+
+        self.by_user = {"alice": [FunctionTool(alice_only)], "bob": [FunctionTool(bob_only)]}
+
+    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        user = readonly_context.user_id if readonly_context is not None else ""
+        return list(self.by_user.get(user, []))
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_listing_one_principal_saw_is_never_shown_to_another(mode: str) -> None:
+    server = ToolServer([_ToolsOfTheUser()], state_store=InMemoryStateStore(), page_size=1)
+    async with OAuthProvider() as provider, protected_gateway(provider, server) as gateway:
+        alice = provider.mint("alice", audience=gateway.resource)
+        bob = provider.mint("bob", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, alice, mode=mode) as client:
+                alice_first, alice_again = await names(client), await names(client)
+            async with token_client(gateway.base_url, bob, mode=mode) as client:
+                bob_names = await names(client)
+                with pytest.raises(MCPError):
+                    await client.call_tool("alice_only", {})
+            async with token_client(gateway.base_url, alice, mode=mode) as client:
+                alice_later = await names(client)
+    assert alice_first == alice_again == alice_later == {"alice_only"}
+    assert bob_names == {"bob_only"}
