@@ -20,7 +20,6 @@ had one, for tests to assert where things ran.
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ import anyio
 import httpx2
 import uvicorn
 from starlette.types import Message, Receive, Scope, Send
+
+from tests.support.loopback import bound_socket
 
 __all__ = ["Forwarded", "RoundRobinProxy"]
 
@@ -143,10 +144,7 @@ class RoundRobinProxy:
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[str]:
         """Run the proxy on a free loopback port until the block ends; yields its base URL."""
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
+        sock = bound_socket()
         config = uvicorn.Config(self, lifespan="on", log_level="critical", timeout_graceful_shutdown=1)
         server = uvicorn.Server(config)
         stopped = anyio.Event()

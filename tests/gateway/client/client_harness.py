@@ -26,6 +26,7 @@ from gateway.client import SseConnectionParams, StdioConnectionParams, Streamabl
 from gateway.client.connection import ConnectionParams
 from gateway.server import ToolServer, serve_async
 from gateway.state import InMemoryStateStore
+from tests.support.loopback import bound_socket
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -36,22 +37,6 @@ DEADLINE = 20.0
 Kind = Literal["ours", "sdk"]
 Transport = Literal["stdio", "sse", "http"]
 Mode = Literal["legacy", "auto"]
-
-
-def bound_socket(port: int = 0) -> socket.socket:
-    """A listening TCP socket on `127.0.0.1` (a free port unless one is given)."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
-    sock.listen(128)
-    return sock
-
-
-def free_port() -> int:
-    """A port that was free a moment ago (for servers that bind it themselves)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @asynccontextmanager

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from client_harness import DEADLINE, bound_socket, child_pids, free_port, http_params, our_http_server, uvicorn_app
+from client_harness import DEADLINE, bound_socket, child_pids, http_params, our_http_server, uvicorn_app
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
@@ -18,6 +18,7 @@ from gateway.client import McpTool, McpToolset, StdioConnectionParams
 from gateway.client.connection import ConnectionParams
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ToolContext
+from tests.support.loopback import free_port
 
 QUICK = 1.0
 """The connect timeout of upstreams that never answer."""

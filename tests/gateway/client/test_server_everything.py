@@ -6,51 +6,28 @@ toolset does when it has the callbacks.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
-import sys
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import pytest
-from client_harness import DEADLINE, ROOT, Recorder, free_port
+from client_harness import DEADLINE, Recorder
 from mcp import types
 from mcp.client.context import ClientRequestContext
 
 from gateway.client import McpTool, McpToolset, SseConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.connection import ConnectionParams
 from gateway.tools import ProgressLog, ToolContext
-
-
-def _toolchain() -> Any:
-    """`tests/conformance/toolchain.py`, which installs Node 22 and the npm tools under `.tools/`."""
-    spec = importlib.util.spec_from_file_location("client_tests_toolchain", ROOT / "tests/conformance/toolchain.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module.ensure_toolchain()
+from tests.conformance.toolchain import ensure_toolchain
+from tests.support.loopback import free_port, wait_for_port
 
 
 @pytest.fixture(scope="module")
 def anyio_backend() -> str:
     """Module scope: one server-everything process per transport serves every test."""
     return "asyncio"
-
-
-async def wait_for_port(port: int) -> None:
-    with anyio.fail_after(DEADLINE):
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return
 
 
 class FormFiller(Recorder):
@@ -85,7 +62,7 @@ class Everything:
 
 @pytest.fixture(scope="module", params=["sse", "streamableHttp"])
 async def everything(request: pytest.FixtureRequest) -> AsyncGenerator[Everything]:
-    toolchain = _toolchain()
+    toolchain = ensure_toolchain()
     port = free_port()
     env = toolchain.env() | {"PORT": str(port)}
     command = [str(toolchain.node), str(toolchain.server_everything), request.param]
@@ -93,7 +70,7 @@ async def everything(request: pytest.FixtureRequest) -> AsyncGenerator[Everythin
         command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     ) as process:
         try:
-            await wait_for_port(port)
+            await wait_for_port(port, DEADLINE)
             params: ConnectionParams = (
                 SseConnectionParams(url=f"http://127.0.0.1:{port}/sse")
                 if request.param == "sse"

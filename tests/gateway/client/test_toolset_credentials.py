@@ -216,7 +216,7 @@ async def test_without_a_login_the_error_says_which_command_logs_in(tmp_path: Pa
 
 
 async def test_a_login_with_a_pre_registered_client_uses_it_and_its_fixed_redirect_port(tmp_path: Path) -> None:
-    from client_harness import free_port
+    from tests.support.loopback import free_port
 
     port = free_port()
     async with OAuthProvider(user="ada") as provider, protected_upstream(provider) as upstream:

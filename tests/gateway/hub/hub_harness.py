@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -31,6 +30,7 @@ from gateway.config import load_config
 from gateway.hub import gateway_tools
 from gateway.server import ToolServer, serve_async
 from gateway.state import InMemoryStateStore
+from tests.support.loopback import bound_socket
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -49,15 +49,6 @@ Target = str | StdioServerParameters
 def child_env() -> dict[str, str]:
     """The environment for a stdio child: the venv's scripts first on PATH, so `mcp-server-time` resolves."""
     return {"PATH": os.pathsep.join([BIN, os.environ.get("PATH", "")])}
-
-
-def bound_socket() -> socket.socket:
-    """A listening TCP socket on `127.0.0.1` with a free port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    return sock
 
 
 @asynccontextmanager

@@ -10,7 +10,6 @@ only if the upstream sent one, `isError`, the result's own `_meta`.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import re
 import subprocess
@@ -37,6 +36,9 @@ from hub_harness import (
     write_config,
 )
 from mcp import Client, StdioServerParameters, types
+
+from tests.conformance.toolchain import ensure_toolchain
+from tests.support.loopback import wait_for_port
 
 pytestmark = pytest.mark.anyio
 
@@ -121,21 +123,10 @@ Upstream = Literal["everything", "fixture"]
 Transport = Literal["stdio", "http"]
 
 
-def _toolchain() -> Any:
-    """`tests/conformance/toolchain.py` (Node 22 and the npm tools under `.tools/`), loaded by path."""
-    spec = importlib.util.spec_from_file_location("hop_tests_toolchain", ROOT / "tests/conformance/toolchain.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module.ensure_toolchain()
-
-
 def _command(upstream: Upstream, transport: Transport, port: int | None = None) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that start `upstream` serving over `transport`."""
     if upstream == "everything":
-        toolchain = _toolchain()
+        toolchain = ensure_toolchain()
         env = child_env() | {"PATH": toolchain.env()["PATH"]}
         if transport == "stdio":
             return [str(toolchain.node), str(toolchain.server_everything), "stdio"], env
@@ -155,18 +146,6 @@ class Upstreams:
         if "url" in entry:
             return str(entry["url"]).removesuffix("/mcp")
         return StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"])
-
-
-async def _wait_for_port(port: int) -> None:
-    with anyio.fail_after(DEADLINE):
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-                continue
-            await stream.aclose()
-            return
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +171,7 @@ async def upstreams() -> AsyncGenerator[Upstreams]:
                     command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
                 )
             )
-            await _wait_for_port(port)
+            await wait_for_port(port, DEADLINE)
             entries[upstream, "http"] = {"url": f"http://127.0.0.1:{port}/mcp"} | SHARED
         yield Upstreams(entries)
     finally:

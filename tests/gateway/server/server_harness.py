@@ -8,7 +8,6 @@ in either protocol era; `serve_and_connect()` does both for a fresh server.
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
@@ -23,6 +22,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer, serve_async
+from tests.support.loopback import bound_socket
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOLS_REF = f"{Path(__file__).with_name('fixture_tools.py')}:TOOLS"
@@ -34,26 +34,6 @@ Era = Literal["legacy", "modern"]
 ERAS: tuple[Era, ...] = ("legacy", "modern")
 HANDSHAKE_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
-
-
-def bound_socket() -> socket.socket:
-    """A listening TCP socket on `127.0.0.1` with a free port."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(128)
-    return sock
-
-
-def free_port() -> int:
-    """A loopback port that was free a moment ago (for a child that binds by port number).
-
-    The port is found free and released; another process could take it in between, which a loopback test on a
-    quiet machine can live with.
-    """
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def wait_until_healthy(base_url: str, *, headers: Mapping[str, str] | None = None) -> None:

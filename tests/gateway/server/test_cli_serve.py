@@ -19,12 +19,12 @@ from server_harness import (
     StartedSignal,
     bound_socket,
     connect,
-    free_port,
     wait_until_healthy,
 )
 
 from gateway.errors import ConfigError
 from gateway.server import ToolServer, serve_async
+from tests.support.loopback import free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from server_harness import DEADLINE, ROOT, TOOLS_REF, free_port, wait_until_healthy
+from server_harness import DEADLINE, ROOT, TOOLS_REF, wait_until_healthy
 
+from tests.support.loopback import free_port
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_gateway import token_client
 

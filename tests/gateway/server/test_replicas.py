@@ -33,9 +33,10 @@ import httpx2
 import pytest
 from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
-from server_harness import DEADLINE, ROOT, TOOLS_REF, connect, free_port, http_server, wait_until_healthy
+from server_harness import DEADLINE, ROOT, TOOLS_REF, connect, http_server, wait_until_healthy
 
 from adapters.meta_keys import SESSION_META_KEY
+from tests.support.loopback import free_port
 from tests.support.round_robin_proxy import RoundRobinProxy
 
 pytestmark = pytest.mark.anyio

@@ -16,7 +16,9 @@ import anyio
 import httpx2
 import pytest
 from anyio.abc import SocketStream
-from server_harness import DEADLINE, ROOT, TOOLS_REF, free_port, http_server, wait_until_healthy
+from server_harness import DEADLINE, ROOT, TOOLS_REF, http_server, wait_until_healthy
+
+from tests.support.loopback import free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
-from server_harness import DEADLINE, ROOT, connect, free_port, wait_until_healthy
+from server_harness import DEADLINE, ROOT, connect, wait_until_healthy
 
 from adapters.meta_keys import SESSION_META_KEY
+from tests.support.loopback import free_port
 
 pytestmark = pytest.mark.anyio
 
