@@ -8,6 +8,7 @@ The sign-in is started on `first`; its `redirect_uri` (the public callback URL, 
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -23,7 +24,8 @@ from sign_in_harness import Browser, CalendarApi, new_key
 from gateway.server import ToolServer, serve_async
 from gateway.server.sign_in import SignIns
 from gateway.server.sign_in_records import SignInRecords
-from gateway.state import CredentialKeys, CredentialStore, SqliteStateStore
+from gateway.state import CredentialKeys, CredentialStore, SqliteStateStore, StateStore
+from gateway.state.location import open_state_store
 from gateway.tools import FunctionTool
 from tests.support.oauth_provider import OAuthProvider
 
@@ -111,15 +113,19 @@ async def test_a_replayed_or_forged_state_is_refused_on_every_server(tmp_path: P
         assert api.provider.token_requests == exchanges
 
 
-async def test_a_sign_in_that_expired_is_refused_by_a_process_that_did_not_start_it(tmp_path: Path) -> None:
-    started = SqliteStateStore(tmp_path / "state.db")
-    other = SqliteStateStore(tmp_path / "state.db")
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_a_state_is_taken_once_across_processes_and_never_once_expired_or_forged(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    location = str(tmp_path / "state.db") if kind == "sqlite" else request.getfixturevalue("redis_url")
+    started, other = open_state_store(location), open_state_store(location)
     keys = CredentialKeys([new_key()])
+    app = f"app-{secrets.token_hex(4)}"  # a fresh app on the shared Redis
     try:
 
-        def sign_ins(store: SqliteStateStore, lifetime: float) -> SignIns:
-            records = SignInRecords(store, keys, app_name="app", lifetime=lifetime)
-            return SignIns(CredentialStore(store, keys, app_name="app"), lifetime=lifetime, records=lambda _: records)
+        def sign_ins(store: StateStore, lifetime: float) -> SignIns:
+            records = SignInRecords(store, keys, app_name=app, lifetime=lifetime)
+            return SignIns(CredentialStore(store, keys, app_name=app), lifetime=lifetime, records=lambda _: records)
 
         async with OAuthProvider() as provider:
             api = CalendarApi(provider)
