@@ -7,7 +7,6 @@ child processes. `upstream()` gives `McpToolset` connection parameters for any (
 
 from __future__ import annotations
 
-import os
 import socket
 import sys
 from collections.abc import AsyncGenerator
@@ -26,6 +25,7 @@ from gateway.client import SseConnectionParams, StdioConnectionParams, Streamabl
 from gateway.client.connection import ConnectionParams
 from gateway.server import ToolServer, serve_async
 from gateway.state import InMemoryStateStore
+from tests.support import processes
 from tests.support.loopback import bound_socket
 
 HERE = Path(__file__).resolve().parent
@@ -117,35 +117,9 @@ async def upstream(kind: Kind, transport: Transport, tmp_path: Path) -> AsyncGen
         yield http_params(base_url, transport)
 
 
-def child_pids() -> set[int]:
-    """The direct children of this process, read from `/proc`."""
-    children: set[int] = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        try:
-            children.update(int(pid) for pid in (task / "children").read_text().split())
-        except FileNotFoundError:
-            continue  # the thread ended while we looked
-    return {pid for pid in children if _alive(pid)}
-
-
-def _alive(pid: int) -> bool:
-    """False for a process that exited (a zombie not yet reaped counts as gone)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return status.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 async def wait_for_file(path: Path) -> str:
-    """The text of `path`, once another task or process has written it (polled: a file has no event)."""
-    file = anyio.Path(path)
-    with anyio.fail_after(DEADLINE):
-        while True:
-            text = await file.read_text() if await file.exists() else ""
-            if text:
-                return text
-            await anyio.sleep(0.02)
+    """The text of `path`, once another task or process has written it (`tests.support.processes.wait_for_file`)."""
+    return await processes.wait_for_file(path, DEADLINE)
 
 
 @dataclass

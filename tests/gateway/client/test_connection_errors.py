@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from client_harness import DEADLINE, bound_socket, child_pids, http_params, our_http_server, uvicorn_app
+from client_harness import DEADLINE, bound_socket, http_params, our_http_server, uvicorn_app
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
@@ -19,6 +19,7 @@ from gateway.client.connection import ConnectionParams
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ToolContext
 from tests.support.loopback import free_port
+from tests.support.processes import child_pids
 
 QUICK = 1.0
 """The connect timeout of upstreams that never answer."""

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from client_harness import DEADLINE, Recorder, child_pids, tiny_stdio
+from client_harness import DEADLINE, Recorder, tiny_stdio
 
 from gateway.client import McpToolset
 from gateway.tools import ToolContext
+from tests.support.processes import child_pids
 
 CYCLES = 50
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from client_harness import DEADLINE, HERE, ROOT, child_pids, tiny_stdio
+from client_harness import DEADLINE, HERE, ROOT, tiny_stdio
 
 from gateway.client import McpToolset
 from gateway.tools import ToolContext
+from tests.support.processes import child_pids
 
 pytestmark = pytest.mark.anyio
 
@@ -112,8 +113,9 @@ LEFT_OPEN = textwrap.dedent(
     from pathlib import Path
 
     sys.path.insert(0, {here!r})
-    from client_harness import child_pids, tiny_stdio
+    from client_harness import tiny_stdio
     from gateway.client import McpToolset
+    from tests.support.processes import child_pids
 
     async def main():
         toolset = McpToolset(connection_params=tiny_stdio("--linger"), mode="legacy")

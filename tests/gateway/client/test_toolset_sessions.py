@@ -13,7 +13,6 @@ from client_harness import (
     DEADLINE,
     Recorder,
     bound_socket,
-    child_pids,
     http_params,
     our_http_server,
     our_stdio,
@@ -25,6 +24,7 @@ from client_harness import (
 from gateway.client import McpTool, McpToolset
 from gateway.server import SESSION_META_KEY
 from gateway.tools import ReadonlyContext, ToolContext
+from tests.support.processes import child_pids
 
 TOKENS = {"alice-token-0123456789": "alice", "bob-token-0123456789ab": "bob"}
 

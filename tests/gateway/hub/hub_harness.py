@@ -30,6 +30,7 @@ from gateway.config import load_config
 from gateway.hub import gateway_tools
 from gateway.server import ToolServer, serve_async
 from gateway.state import InMemoryStateStore
+from tests.support import processes
 from tests.support.loopback import bound_socket
 
 HERE = Path(__file__).resolve().parent
@@ -185,45 +186,9 @@ def text_of(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-def descendants(pid: int | None = None) -> set[int]:
-    """The live descendants of a process (default: this one), read from `/proc`; zombies count as gone."""
-    found: set[int] = set()
-    todo = [pid or os.getpid()]
-    while todo:
-        parent = todo.pop()
-        try:
-            threads = list(Path(f"/proc/{parent}/task").iterdir())
-        except FileNotFoundError:
-            continue
-        for thread in threads:
-            try:
-                children = {int(child) for child in (thread / "children").read_text().split()}
-            except FileNotFoundError:
-                continue  # the thread ended while we looked
-            for child in children - found:
-                if _alive(child):
-                    found.add(child)
-                    todo.append(child)
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return status.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 async def wait_for_file(path: Path) -> str:
-    """The text of `path`, once another task or process has written it (polled: a file has no event)."""
-    file = anyio.Path(path)
-    with anyio.fail_after(DEADLINE):
-        while True:
-            text = await file.read_text() if await file.exists() else ""
-            if text:
-                return text
-            await anyio.sleep(0.02)
+    """The text of `path`, once another task or process has written it (`tests.support.processes.wait_for_file`)."""
+    return await processes.wait_for_file(path, DEADLINE)
 
 
 @dataclass

@@ -23,7 +23,6 @@ from hub_harness import (
     HERE,
     Heard,
     connect,
-    descendants,
     gateway_stdio,
     serving_http,
     structured,
@@ -40,6 +39,7 @@ from gateway.hub.file_watch import FileWatcher
 from gateway.hub.hub import Hub
 from gateway.hub.reloader import ConfigReloader, Reload, reloading_gateway_server
 from gateway.state import InMemoryStateStore
+from tests.support.processes import descendants
 
 pytestmark = pytest.mark.anyio
 

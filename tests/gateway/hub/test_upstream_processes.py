@@ -16,10 +16,11 @@ from typing import cast
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, HERE, connect, connect_sse, descendants, gateway_http, text_of, write_config
+from hub_harness import DEADLINE, HERE, connect, connect_sse, gateway_http, text_of, write_config
 from mcp import types
 
 from gateway.server.identity import SESSION_META_KEY
+from tests.support.processes import descendants
 
 pytestmark = pytest.mark.anyio
 

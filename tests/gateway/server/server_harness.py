@@ -22,6 +22,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer, serve_async
+from tests.support import processes
 from tests.support.loopback import bound_socket
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -135,13 +136,8 @@ class StartedSignal:
 
 
 async def wait_for_file(path: anyio.Path) -> str:
-    """The text of `path`, once another task or process has written it (polled: a file has no event)."""
-    with anyio.fail_after(DEADLINE):
-        while True:
-            text = await path.read_text() if await path.exists() else ""
-            if text:
-                return text
-            await anyio.sleep(0.02)
+    """The text of `path`, once another task or process has written it (`tests.support.processes.wait_for_file`)."""
+    return await processes.wait_for_file(path, DEADLINE)
 
 
 def first_text(result: Any) -> str:
