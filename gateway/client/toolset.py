@@ -47,6 +47,7 @@ from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
 from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
+from gateway.client.tool_search import SearchTools
 from gateway.client.tool_selection import ToolSelection
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.client.upstream_call import ProgressCallback, call_once
@@ -109,6 +110,8 @@ class McpToolset(BaseToolset, UpstreamContent):
             API key, HTTP bearer or basic, OAuth2 client credentials, or an OAuth2 authorization code that each
             calling user signs in to through the tool context's `request_credential`.
         use_mcp_resources: add the `load_mcp_resource` tool, reading the upstream's resources.
+        tool_search: offer `search_tools` and `call_tool` instead of the tools (`gateway.client.tool_search`; needs
+            the `search` extra), for a catalog too large to hand an agent whole.
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class McpToolset(BaseToolset, UpstreamContent):
         auth_credential: AuthCredential | Any | None = None,
         credential_key: str | None = None,
         use_mcp_resources: bool | None = False,
+        tool_search: bool = False,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -156,6 +160,7 @@ class McpToolset(BaseToolset, UpstreamContent):
             credential, self._auth_config = credential_from_adk(auth_scheme, auth_credential, credential_key)
         self.credential: Credential | None = credential
         self.use_mcp_resources = bool(use_mcp_resources)
+        self._search = SearchTools() if tool_search else None
         self._callbacks = ClientCallbacks(
             elicitation=elicitation_callback,
             sampling=sampling_callback,
@@ -341,7 +346,10 @@ class McpToolset(BaseToolset, UpstreamContent):
         if gate is not None and gate.signed_out(readonly_context):
             return [gate.tool]
         selected = self._selected(await self.list_mcp_tools(readonly_context), readonly_context)
-        return await self._with_resource_tool(selected, readonly_context)
+        return self._offered(await self._with_resource_tool(selected, readonly_context))
+
+    def _offered(self, tools: list[BaseTool]) -> list[BaseTool]:
+        return self._search.offer(tools) if self._search is not None else tools
 
     async def _with_resource_tool(
         self, tools: list[BaseTool], readonly_context: ReadonlyContext | None
@@ -364,7 +372,7 @@ class McpToolset(BaseToolset, UpstreamContent):
 
         gate = self._sign_in_gate
         listed = await (listing() if gate is None else gate.for_call(readonly_context, listing))
-        return next((tool for tool in self._with_prefix(listed) if tool.name == name), None)
+        return next((tool for tool in self._with_prefix(self._offered(listed)) if tool.name == name), None)
 
     async def _tool_names(self, readonly_context: ReadonlyContext) -> list[str]:
         return [tool.name for tool in await self.get_tools_with_prefix(readonly_context)]
