@@ -287,3 +287,37 @@ async def test_a_toolset_with_its_own_elicitation_callback_keeps_it_under_to_adk
     assert [c.name for e in events for c in e.get_function_calls()] == ["remove_item"]
     assert marker.read_text() == "photos"
     assert len(asked) == 1
+
+
+async def test_an_adk_agent_finds_and_calls_a_published_servers_tool_through_a_searching_toolset(
+    sessions: InMemorySessionService,
+) -> None:
+    time = McpToolset(
+        connection_params=StdioConnectionParams(
+            command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
+        ),
+        tool_name_prefix="time",
+        tool_search=True,
+    )
+    model = ScriptedModel(
+        script=[
+            call("time_search_tools", {"query": "what is the current time in a timezone", "limit": 2}),
+            call("time_call_tool", {"name": "get_current_time", "arguments": {"timezone": "UTC"}}),
+            say("Done."),
+        ]
+    )
+    agent = LlmAgent(name="assistant", model=model, tools=[to_adk(time)])
+    runner = Runner(app_name="app", agent=agent, session_service=sessions)
+    session = await sessions.create_session(app_name="app", user_id="user")
+    try:
+        events = await _run(runner, session.id, _user("What time is it in UTC?"))
+    finally:
+        await runner.close()
+    offered = [sorted(request.tools_dict) for request in model.requests]
+    responses = {r.name: r.response for e in events for r in e.get_function_responses()}
+    assert offered[0] == ["time_call_tool", "time_search_tools"]
+    assert responses["time_search_tools"] is not None
+    hits = responses["time_search_tools"]["tools"]
+    assert hits[0]["name"] == "get_current_time"
+    assert "timezone" in hits[0]["inputSchema"]["properties"]
+    assert "UTC" in str(responses["time_call_tool"])
