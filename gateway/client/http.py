@@ -1,11 +1,20 @@
-"""The one place that builds `httpx2` clients for upstream MCP servers."""
+"""The one place that builds `httpx2` clients for upstream MCP servers.
+
+Connections are kept for the next request. The SDK's streamable HTTP transport closes a request's SSE response as
+soon as the JSON-RPC response arrived, a moment before the server ends the stream; httpcore then cannot tell the
+connection is clean and drops it, so every call of a handshake-era session would open a new TCP connection (and
+resolve the host in a worker thread). `_DrainingTransport` reads such a POST stream to its end first (bounded), so
+the connection goes back to the pool.
+"""
 
 from __future__ import annotations
 
 import functools
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Final
 
+import anyio
 import httpx2
 
 __all__ = ["ResponseHook", "http_client"]
@@ -18,6 +27,58 @@ ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 def _tls_context() -> ssl.SSLContext:
     """The TLS settings every upstream client shares: loading the CA store once, not per session (~40 ms each)."""
     return httpx2.create_ssl_context()
+
+
+_DRAIN_SECONDS: Final = 1.0
+"""How long closing a POST's SSE response may wait for the server to end it (the caller already has its answer)."""
+_DRAIN_BYTES: Final = 64 * 1024
+"""How much of the rest of such a stream is read at most; past it the connection is dropped instead."""
+
+
+class _DrainedStream(httpx2.AsyncByteStream):
+    """A response body that, closed early, reads the rest (bounded) so its connection can be reused."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream) -> None:
+        self._inner = inner
+        self._ended = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            yield chunk
+        self._ended = True
+
+    async def aclose(self) -> None:
+        try:
+            if not self._ended:
+                left = _DRAIN_BYTES
+                with anyio.move_on_after(_DRAIN_SECONDS):
+                    async for chunk in self._inner:
+                        left -= len(chunk)
+                        if left < 0:
+                            break
+        except httpx2.HTTPError:
+            pass  # the connection is dropped, as it would have been without draining
+        finally:
+            await self._inner.aclose()
+
+
+class _DrainingTransport(httpx2.AsyncBaseTransport):
+    """`AsyncHTTPTransport` whose POST responses streamed as SSE are drained when closed early."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        # Only a request's own stream ends after its response; the GET stream of a session never ends by itself.
+        if request.method == "POST" and response.headers.get("content-type", "").startswith("text/event-stream"):
+            stream = response.stream
+            if isinstance(stream, httpx2.AsyncByteStream):
+                response.stream = _DrainedStream(stream)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 def http_client(
@@ -41,5 +102,5 @@ def http_client(
         auth=auth,
         follow_redirects=False,
         event_hooks=hooks,
-        verify=_tls_context(),
+        transport=_DrainingTransport(httpx2.AsyncHTTPTransport(verify=_tls_context())),
     )

@@ -18,8 +18,10 @@ from client_harness import (
     our_stdio,
     sdk_stdio,
     tiny_stdio,
+    uvicorn_app,
     wait_for_file,
 )
+from starlette.types import Receive, Scope, Send
 
 from gateway.client import McpTool, McpToolset
 from gateway.server import SESSION_META_KEY
@@ -231,3 +233,32 @@ async def test_releasing_an_identity_ends_its_session_only() -> None:
         assert not released.alive
         assert kept.alive
         assert len(child_pids() - before) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_sequential_calls_of_an_http_session_reuse_one_connection(mode: str) -> None:
+    # A handshake-era call's response is an SSE stream the SDK closes as soon as the answer arrived; the
+    # connection must still go back to the pool rather than a new one being opened (and resolved) per call.
+    from sdk_upstream import http_app
+
+    served = http_app("http")
+    ports: set[int] = set()
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            ports.add(scope["client"][1])
+        await served(scope, receive, send)
+
+    async with (
+        uvicorn_app(app) as base_url,
+        McpToolset(connection_params=http_params(base_url, "http"), mode=mode) as toolset,
+    ):
+        tool = await tool_named(toolset, "add")
+        ports.clear()
+        for index in range(5):
+            with anyio.fail_after(DEADLINE):
+                assert await tool.run_async(args={"a": index, "b": 1}, tool_context=ToolContext()) == {
+                    "result": index + 1
+                }
+    assert len(ports) == 1
