@@ -400,7 +400,7 @@ class McpToolset(BaseToolset, UpstreamContent):
         """
 
         async def send(session: UpstreamSession, on_progress: ProgressFnT) -> types.CallToolResult:
-            return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
+            return await self._send_call(session, name, args, on_progress)
 
         try:
             return await call_once(self._pool, name, tool_context, send, self.progress_callback)
@@ -409,6 +409,12 @@ class McpToolset(BaseToolset, UpstreamContent):
             if signed_out is not None:
                 raise signed_out from exc
             raise
+
+    async def _send_call(
+        self, session: UpstreamSession, name: str, args: dict[str, Any], on_progress: ProgressFnT
+    ) -> types.CallToolResult:
+        """Send one `tools/call` on `session` (the SDK client's way: its result checked against the tool's schema)."""
+        return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound

@@ -19,12 +19,14 @@ from typing import Any
 
 from mcp import types
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.shared.dispatcher import ProgressFnT
 
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
+from gateway.client.forwarded_call import forwarded_call
 from gateway.client.relayed_round import RelayedRound
-from gateway.client.upstream import HANDSHAKE_FIRST
+from gateway.client.upstream import HANDSHAKE_FIRST, UpstreamSession
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
@@ -142,6 +144,22 @@ class UpstreamToolset(McpToolset):
                 return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
         with self._named_errors():
             return await super().call_tool(name, args, tool_context)
+
+    async def _send_call(
+        self, session: UpstreamSession, name: str, args: dict[str, Any], on_progress: ProgressFnT
+    ) -> types.CallToolResult:
+        """A handshake-era call as JSON-RPC, its result forwarded as sent (`forwarded_call`); a modern session's
+        call the SDK client's way (its driver answers `InputRequiredResult` rounds)."""
+        if session.modern:
+            return await super()._send_call(session, name, args, on_progress)
+        return await forwarded_call(
+            session.client.session,
+            name,
+            args,
+            meta=session.meta,
+            on_progress=on_progress,
+            read_timeout=self.connection_params.call_timeout,
+        )
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound

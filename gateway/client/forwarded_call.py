@@ -1,0 +1,49 @@
+"""`forwarded_call`: a handshake-era `tools/call` sent for a gateway, its result parsed once and not judged.
+
+The SDK's `ClientSession.call_tool` builds and dumps a request model, validates the result against the protocol's
+wire schema, parses it into a model, then checks `structuredContent` against the tool's `outputSchema` (listing the
+tools first if it has not seen this one). A gateway forwards the upstream's result as it was sent — its client
+checks it — so here the request goes out as JSON-RPC through the session's own dispatcher (with the session's
+envelope stamp, timeout and progress routing) and the result is parsed into a `CallToolResult` once.
+
+The SDK has no public way to send a request and get its raw result, so this reaches two of `ClientSession`'s
+private attributes (`_stamp`, `_dispatcher`); a test sends a call through it on every transport, so an SDK change
+that moves them fails there. Only for handshake-era sessions: a modern session's `InputRequiredResult` rounds need
+`mcp.Client`'s driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import ClientSession, types
+from mcp.shared.dispatcher import CallOptions, ProgressFnT
+
+__all__ = ["forwarded_call"]
+
+
+async def forwarded_call(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    meta: dict[str, Any] | None,
+    on_progress: ProgressFnT,
+    read_timeout: float | None = None,
+) -> types.CallToolResult:
+    """Send `tools/call` for `name` on a handshake-era `session`; the result as sent, parsed once.
+
+    Raises:
+        MCPError: the upstream answered with a JSON-RPC error, timed out, or the connection closed.
+        pydantic.ValidationError: the result is not a `CallToolResult`.
+    """
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta:
+        params["_meta"] = dict(meta)
+    data: dict[str, Any] = {"method": "tools/call", "params": params}
+    opts: CallOptions = {"on_progress": on_progress}
+    session._stamp(data, opts)  # pyright: ignore[reportPrivateUsage]
+    if read_timeout is not None:
+        opts["timeout"] = read_timeout
+    raw = await session._dispatcher.send_raw_request("tools/call", data["params"], opts)  # pyright: ignore[reportPrivateUsage]
+    return types.CallToolResult.model_validate(raw, by_name=False)
