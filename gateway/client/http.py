@@ -70,8 +70,13 @@ class _DrainingTransport(httpx2.AsyncBaseTransport):
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
-        # Only a request's own stream ends after its response; the GET stream of a session never ends by itself.
-        if request.method == "POST" and response.headers.get("content-type", "").startswith("text/event-stream"):
+        # Only a request's own stream ends after its response; neither the GET stream of a session nor a modern
+        # `subscriptions/listen` stream ends by itself.
+        if (
+            request.method == "POST"
+            and request.headers.get("mcp-method") != "subscriptions/listen"
+            and response.headers.get("content-type", "").startswith("text/event-stream")
+        ):
             stream = response.stream
             if isinstance(stream, httpx2.AsyncByteStream):
                 response.stream = _DrainedStream(stream)
