@@ -220,6 +220,20 @@ class Blocking:
         await anyio.sleep_forever()
 
 
+async def _cancel_at_first_update(tool: LongRunningFunctionTool, sink: Blocking, events: list[str]) -> None:
+    """Call `tool` and cancel the call once its first update reached `sink`; "returned" joins `events` if it ends."""
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                await tool.run_async(args={}, tool_context=ToolContext(progress_sink=sink))
+                events.append("returned")
+
+            tg.start_soon(call)
+            await sink.first.wait()
+            tg.cancel_scope.cancel()
+
+
 @pytest.mark.anyio
 async def test_cancelling_the_call_closes_a_sync_generator_and_runs_its_finally() -> None:
     events: list[str] = []
@@ -234,16 +248,7 @@ async def test_cancelling_the_call_closes_a_sync_generator_and_runs_its_finally(
 
     sink = Blocking()
     tool = LongRunningFunctionTool(steps)
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-
-            async def call() -> None:
-                await tool.run_async(args={}, tool_context=ToolContext(progress_sink=sink))
-                events.append("returned")
-
-            tg.start_soon(call)
-            await sink.first.wait()
-            tg.cancel_scope.cancel()
+    await _cancel_at_first_update(tool, sink, events)
 
     assert events == ["step 0", "finally"]
     assert sink.updates == [0]
@@ -264,16 +269,7 @@ async def test_cancelling_the_call_closes_an_async_generator_whose_finally_can_s
 
     sink = Blocking()
     tool = LongRunningFunctionTool(stages)
-    with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
-
-            async def call() -> None:
-                await tool.run_async(args={}, tool_context=ToolContext(progress_sink=sink))
-                events.append("returned")
-
-            tg.start_soon(call)
-            await sink.first.wait()
-            tg.cancel_scope.cancel()
+    await _cancel_at_first_update(tool, sink, events)
 
     assert events == ["stage 0", "finally"]
 
