@@ -20,14 +20,16 @@ from gateway.state import StateScope, StateStore
 from gateway.state.state_locks import StateLocks
 from gateway.tools import ToolConfirmation
 
-__all__ = ["MAX_STATE_ATTEMPTS", "STATE_BACKOFF", "StateAttempts"]
+__all__ = ["MAX_STATE_ATTEMPTS", "STATE_BACKOFF", "STATE_BACKOFF_CAP", "StateAttempts"]
 
 logger = logging.getLogger(__name__)
 
 MAX_STATE_ATTEMPTS: Final = 16
 """How often a state-using call runs before giving up on state that other processes keep changing under it."""
 STATE_BACKOFF: Final = 0.005
-"""Seconds of random back-off per attempt after a state conflict."""
+"""Seconds of back-off after the first state conflict; it doubles with each further conflict, up to the cap."""
+STATE_BACKOFF_CAP: Final = 0.25
+"""The most a back-off can be, in seconds: sixteen attempts then wait at most about three seconds in all."""
 
 
 class StateAttempts:
@@ -49,7 +51,9 @@ class StateAttempts:
         for attempt in range(MAX_STATE_ATTEMPTS):
             if attempt:
                 # Another process on the state file won the race: let it finish before trying again.
-                await anyio.sleep(random.uniform(0, STATE_BACKOFF * attempt))
+                # Random within a window that doubles ("full jitter"), so many contenders spread out quickly.
+                window = min(STATE_BACKOFF_CAP, STATE_BACKOFF * 2 ** (attempt - 1))
+                await anyio.sleep(random.uniform(0, window))
             async with self._locks.hold(scope, tool_name):
                 # Loaded again under the locks: the state loaded before may predate the session's previous call.
                 call = make_call(await self._state_store.load(scope))
