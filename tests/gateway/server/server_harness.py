@@ -8,6 +8,7 @@ in either protocol era; `serve_and_connect()` does both for a fresh server.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 import anyio
 import httpx2
+from anyio.streams.text import TextReceiveStream
 from fixture_tools import STARTED, TOOLS
 from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
@@ -138,6 +140,29 @@ class StartedSignal:
 async def wait_for_file(path: anyio.Path) -> str:
     """The text of `path`, once another task or process has written it (`tests.support.processes.wait_for_file`)."""
     return await processes.wait_for_file(path, DEADLINE)
+
+
+async def serve_stdio_lines(state_file: Path, payload: bytes, until_id: int) -> tuple[list[dict[str, Any]], int]:
+    """Send `payload` to `adk-mcp-gateway serve --tools TOOLS_REF` over stdio and read its JSON lines until the
+    reply with id `until_id` arrives; then close stdin. Returns the replies and the process's exit code."""
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
+    replies: list[dict[str, Any]] = []
+    async with await anyio.open_process(command) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        await process.stdin.send(payload)
+        buffer = ""
+        with anyio.fail_after(DEADLINE):
+            async for chunk in TextReceiveStream(process.stdout):
+                buffer += chunk
+                *lines, buffer = buffer.split("\n")
+                replies.extend(json.loads(line) for line in lines if line.strip())
+                if any(reply.get("id") == until_id for reply in replies):
+                    break
+        await process.stdin.aclose()
+        with anyio.fail_after(DEADLINE):
+            returncode = await process.wait()
+    return replies, returncode
 
 
 def first_text(result: Any) -> str:

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from anyio.streams.text import TextReceiveStream
 from mcp import Client, MCPError, types
-from server_harness import DEADLINE, TOOLS_REF, Era, Transport, connect, first_text, http_server, serve_and_connect
+from server_harness import (
+    DEADLINE,
+    Era,
+    Transport,
+    connect,
+    first_text,
+    http_server,
+    serve_and_connect,
+    serve_stdio_lines,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -95,23 +102,9 @@ async def test_a_malformed_json_body_is_a_json_rpc_parse_error_and_the_server_ke
 async def test_a_malformed_line_on_stdio_is_dropped_and_the_next_request_is_answered(state_file: Path) -> None:
     # The SDK's stdio transport logs an unparsable line and sends nothing back (HTTP answers 400 with a
     # JSON-RPC parse error); what matters is that the connection survives it.
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
-    async with await anyio.open_process(command) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        await process.stdin.send(b"{this is not json\n" + json.dumps(INITIALIZE).encode() + b"\n")
-        replies: list[dict[str, Any]] = []
-        buffer = ""
-        with anyio.fail_after(DEADLINE):
-            async for chunk in TextReceiveStream(process.stdout):
-                buffer += chunk
-                *lines, buffer = buffer.split("\n")
-                replies.extend(json.loads(line) for line in lines if line.strip())
-                if any(reply.get("id") == 1 for reply in replies):
-                    break
-        await process.stdin.aclose()
-        with anyio.fail_after(DEADLINE):
-            assert await process.wait() == 0
+    payload = b"{this is not json\n" + json.dumps(INITIALIZE).encode() + b"\n"
+    replies, returncode = await serve_stdio_lines(state_file, payload, until_id=1)
+    assert returncode == 0
     (reply,) = replies
     assert reply["id"] == 1
     assert reply["result"]["serverInfo"]["name"] == "adk-mcp-gateway"

@@ -6,7 +6,6 @@ Before, such a request was taken for a notification (HTTP 202, no answer) and th
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,9 +14,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from anyio.streams.text import TextReceiveStream
 from mcp import types
-from server_harness import DEADLINE, HANDSHAKE_VERSION, MODERN_VERSION, TOOLS_REF, http_server
+from server_harness import DEADLINE, HANDSHAKE_VERSION, MODERN_VERSION, http_server, serve_stdio_lines
 
 pytestmark = pytest.mark.anyio
 
@@ -117,24 +115,9 @@ async def test_an_sse_post_with_a_malformed_id_gets_invalid_request_with_a_null_
 
 
 async def test_a_stdio_request_with_a_malformed_id_gets_invalid_request_with_a_null_id(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(tmp_path / "s.db")]
     lines = [INITIALIZE, INITIALIZED, *(_list_tools(bad_id) for bad_id in BAD_IDS), _list_tools(99)]
-    async with await anyio.open_process(command) as process:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        await process.stdin.send("".join(json.dumps(line) + "\n" for line in lines).encode())
-        replies: list[dict[str, Any]] = []
-        buffer = ""
-        with anyio.fail_after(DEADLINE):
-            async for chunk in TextReceiveStream(process.stdout):
-                buffer += chunk
-                *complete, buffer = buffer.split("\n")
-                replies.extend(json.loads(line) for line in complete if line.strip())
-                if any(reply.get("id") == 99 for reply in replies):
-                    break
-        await process.stdin.aclose()
-        with anyio.fail_after(DEADLINE):
-            await process.wait()
+    payload = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    replies, _ = await serve_stdio_lines(tmp_path / "s.db", payload, until_id=99)
     invalid = [reply for reply in replies if "error" in reply]
     assert len(invalid) == len(BAD_IDS)
     for reply in invalid:
