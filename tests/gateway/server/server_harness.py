@@ -9,6 +9,7 @@ in either protocol era; `serve_and_connect()` does both for a fresh server.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import AsyncGenerator, Mapping
 from contextlib import asynccontextmanager
@@ -163,6 +164,22 @@ async def serve_stdio_lines(state_file: Path, payload: bytes, until_id: int) -> 
         with anyio.fail_after(DEADLINE):
             returncode = await process.wait()
     return replies, returncode
+
+
+def run_serve(
+    *args: str, env: Mapping[str, str] | None = None, stdin: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m gateway.cli serve ARGS` run to its exit (a start-up refusal), its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "serve", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=DEADLINE,
+        check=False,
+        env=env,
+        stdin=stdin,
+    )
 
 
 def first_text(result: Any) -> str:

@@ -19,6 +19,7 @@ from server_harness import (
     StartedSignal,
     bound_socket,
     connect,
+    run_serve,
     wait_until_healthy,
 )
 
@@ -30,14 +31,7 @@ pytestmark = pytest.mark.anyio
 
 
 def test_serving_a_module_that_does_not_exist_exits_2_naming_it() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "serve", "--tools", "missing_module:x"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=DEADLINE,
-        check=False,
-    )
+    done = run_serve("--tools", "missing_module:x")
     assert done.returncode == 2
     assert "missing_module" in done.stderr
     assert "Traceback" not in done.stderr

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 
 import pytest
-from server_harness import DEADLINE, ROOT, TOOLS_REF
+from server_harness import TOOLS_REF, run_serve
 
 from gateway.errors import ConfigError
 from gateway.server.sealing import require_shared_key, sealing_keys
@@ -53,27 +51,8 @@ def test_one_process_on_sqlite_needs_no_key() -> None:
 
 def test_serving_http_on_redis_without_a_sealing_key_exits_2_at_start_up() -> None:
     env = {k: v for k, v in os.environ.items() if k != "ADK_MCP_GATEWAY_SEALING_KEY"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gateway.cli",
-            "serve",
-            "--tools",
-            TOOLS_REF,
-            "--transport",
-            "http",
-            "--port",
-            "0",
-            "--state",
-            "redis://127.0.0.1:1/0",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=DEADLINE,
-        check=False,
-        env=env,
+    done = run_serve(
+        "--tools", TOOLS_REF, "--transport", "http", "--port", "0", "--state", "redis://127.0.0.1:1/0", env=env
     )
     assert done.returncode == 2
     assert "ADK_MCP_GATEWAY_SEALING_KEY" in done.stderr
@@ -82,13 +61,13 @@ def test_serving_http_on_redis_without_a_sealing_key_exits_2_at_start_up() -> No
 
 def test_serving_http_on_an_unreachable_redis_exits_2_naming_it() -> None:
     env = {**os.environ, "ADK_MCP_GATEWAY_SEALING_KEY": KEY}
-    done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http", "--port", "0"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=DEADLINE,
-        check=False,
+    done = run_serve(
+        "--tools",
+        TOOLS_REF,
+        "--transport",
+        "http",
+        "--port",
+        "0",
         env={**env, "ADK_MCP_GATEWAY_STATE": "redis://127.0.0.1:1/0"},
     )
     assert done.returncode == 2

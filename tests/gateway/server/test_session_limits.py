@@ -7,8 +7,6 @@ JSON-RPC error that names the limit.
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -17,7 +15,7 @@ import anyio
 import httpx2
 import pytest
 from fixture_tools import TOOLS
-from server_harness import DEADLINE, ROOT, TOOLS_REF, http_server
+from server_harness import DEADLINE, TOOLS_REF, http_server, run_serve
 
 from gateway.errors import ConfigError
 from gateway.server import ToolServer
@@ -26,7 +24,6 @@ from gateway.state import SqliteStateStore
 
 pytestmark = pytest.mark.anyio
 
-SERVE = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF]
 
 LIMIT = 5
 ALICE = "tok-alice-0123456789abcdef"
@@ -149,14 +146,7 @@ async def test_by_default_a_principal_that_opened_a_hundred_sessions_is_refused_
 
 
 def test_the_serve_command_takes_the_limit_and_refuses_one_below_one() -> None:
-    done = subprocess.run(
-        [*SERVE, "--transport", "http", "--port", "0", "--max-sessions-per-client", "0"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=DEADLINE,
-        check=False,
-    )
+    done = run_serve("--tools", TOOLS_REF, "--transport", "http", "--port", "0", "--max-sessions-per-client", "0")
     assert done.returncode == 2, done.stderr
     assert "--max-sessions-per-client" in done.stderr
     assert "Traceback" not in done.stderr

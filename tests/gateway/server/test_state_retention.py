@@ -7,8 +7,6 @@ Every test writes state through a real transport onto a real SQLite file and cou
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import time
 from contextlib import closing
 from pathlib import Path
@@ -18,7 +16,7 @@ import pytest
 from fixture_tools import TOOLS
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from server_harness import DEADLINE, ROOT, TOOLS_REF, connect, http_client_for, http_server
+from server_harness import DEADLINE, TOOLS_REF, connect, http_client_for, http_server, run_serve
 
 from gateway.errors import ConfigError
 from gateway.server import SESSION_META_KEY, ToolServer
@@ -26,7 +24,6 @@ from gateway.state import SqliteStateStore, StateScope
 
 pytestmark = pytest.mark.anyio
 
-SERVE = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF]
 
 KEY = "retention-session-key-6a1d0c7e93f24b58"
 
@@ -110,14 +107,7 @@ def test_session_retention_must_be_positive() -> None:
 
 
 def test_the_serve_command_takes_the_retention_and_refuses_one_that_is_not_positive(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*SERVE, "--state", str(tmp_path / "s.db"), "--session-retention", "-1"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=DEADLINE,
-        check=False,
-    )
+    done = run_serve("--tools", TOOLS_REF, "--state", str(tmp_path / "s.db"), "--session-retention", "-1")
     assert done.returncode == 2, done.stderr
     assert "--session-retention" in done.stderr
     assert "Traceback" not in done.stderr

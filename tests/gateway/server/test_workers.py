@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import anyio.abc
 import pytest
-from server_harness import DEADLINE, ROOT, connect, wait_until_healthy
+from server_harness import DEADLINE, ROOT, connect, run_serve, wait_until_healthy
 
 from adapters.meta_keys import SESSION_META_KEY
 from tests.support.loopback import free_port
@@ -170,15 +170,7 @@ async def test_a_crashed_worker_is_replaced(tmp_path: Path) -> None:
     ids=["sqlite-in-memory", "stdio", "sse"],
 )
 def test_workers_are_refused_where_they_could_not_share_a_port_or_state(extra: list[str], message: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "serve", "--tools", WORKER_TOOLS, "--workers", "2", *extra],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=DEADLINE,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_serve("--tools", WORKER_TOOLS, "--workers", "2", *extra, stdin=subprocess.DEVNULL)
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
