@@ -20,7 +20,7 @@ from client_harness import DEADLINE, HERE, ROOT, tiny_stdio
 
 from gateway.client import McpToolset
 from gateway.tools import ToolContext
-from tests.support.processes import child_pids
+from tests.support.processes import alive, child_pids
 
 pytestmark = pytest.mark.anyio
 
@@ -33,15 +33,6 @@ async def children_gone(before: set[int]) -> set[int]:
             await anyio.sleep(0.05)
         return strays
     return child_pids() - before
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process (any, not only a child) is alive; a zombie counts as gone."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return status.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def test_a_toolset_works_without_async_with_and_close_ends_its_child() -> None:
@@ -139,9 +130,9 @@ async def test_a_toolset_left_open_at_interpreter_exit_leaves_no_child_process(t
     [pid] = [int(pid) for pid in pids_file.read_text().split()]
     try:
         with anyio.move_on_after(DEADLINE):
-            while pid_alive(pid):  # noqa: ASYNC110 - another process's child sends no event
+            while alive(pid):  # noqa: ASYNC110 - another process's child sends no event
                 await anyio.sleep(0.05)
-        assert not pid_alive(pid)
+        assert not alive(pid)
     finally:
-        if pid_alive(pid):
+        if alive(pid):
             os.kill(pid, signal.SIGKILL)
