@@ -14,20 +14,16 @@ stand-in model makes the same calls, so the example runs offline.
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import AsyncGenerator
 from pathlib import Path
-from typing import Any
 
 import anyio
 from google.adk.agents import LlmAgent
 from google.adk.events import Event
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
-from google.adk.models.base_llm import LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.runners import InMemoryRunner
 from google.genai import types
-from pydantic import Field
+from stand_in_model import answer, model, tool_call
 
 from gateway import McpToolset, StdioConnectionParams
 from gateway.adk import to_adk
@@ -36,38 +32,12 @@ HERE = Path(__file__).resolve().parent
 APP, USER = "adk-example", "me"
 
 
-class StandInModel(BaseLlm):
-    """Plays a model's part offline: each request gets the next scripted turn."""
-
-    model: str = "stand-in"
-    turns: list[types.Part] = Field(default_factory=list[types.Part])
-
-    @property
-    def capabilities(self) -> LlmCapabilities:
-        return LlmCapabilities(output_schema_and_tools=True)
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse]:
-        del llm_request, stream
-        part = self.turns.pop(0) if self.turns else types.Part(text="(the stand-in model has nothing more to say)")
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
-
-
 def _model() -> BaseLlm | str:
-    if os.environ.get("GOOGLE_API_KEY"):
-        return os.environ.get("ADK_MODEL", "gemini-2.5-flash")
-
-    def call(name: str, **args: Any) -> types.Part:
-        return types.Part(function_call=types.FunctionCall(name=name, args=args))
-
-    return StandInModel(
-        turns=[
-            call("time_get_current_time", timezone="Europe/Paris"),
-            call("notes_take_note", topic="groceries", text="milk, eggs"),
-            call("notes_delete_notes", topic="groceries"),
-            types.Part(text="Here is the time in Paris; the grocery note was written, then deleted."),
-        ]
+    return model(
+        tool_call("time_get_current_time", timezone="Europe/Paris"),
+        tool_call("notes_take_note", topic="groceries", text="milk, eggs"),
+        tool_call("notes_delete_notes", topic="groceries"),
+        answer("Here is the time in Paris; the grocery note was written, then deleted."),
     )
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncGenerator
 
 import anyio
 import httpx2
@@ -29,12 +28,11 @@ from google.adk.agents import LlmAgent
 from google.adk.auth.auth_tool import AuthToolArguments
 from google.adk.auth.credential_service.in_memory_credential_service import InMemoryCredentialService
 from google.adk.events import Event
-from google.adk.models import BaseLlm, LlmRequest, LlmResponse
-from google.adk.models.base_llm import LlmCapabilities
+from google.adk.models import BaseLlm
 from google.adk.runners import Runner
 from google.adk.sessions import InMemorySessionService
 from google.genai import types
-from pydantic import Field
+from stand_in_model import answer, model, tool_call
 
 from gateway.adk import to_adk
 from gateway.client import McpToolset, StreamableHTTPConnectionParams
@@ -51,29 +49,8 @@ APP, USER = "adk-sign-in-example", "ada"
 REQUEST_CREDENTIAL = "adk_request_credential"
 
 
-class StandInModel(BaseLlm):
-    """Plays a model's part offline: each request gets the next scripted turn."""
-
-    model: str = "stand-in"
-    turns: list[types.Part] = Field(default_factory=list[types.Part])
-
-    @property
-    def capabilities(self) -> LlmCapabilities:
-        return LlmCapabilities(output_schema_and_tools=True)
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse]:
-        del llm_request, stream
-        part = self.turns.pop(0) if self.turns else types.Part(text="(the stand-in model has nothing more to say)")
-        yield LlmResponse(content=types.Content(role="model", parts=[part]))
-
-
 def _model() -> BaseLlm | str:
-    if os.environ.get("GOOGLE_API_KEY"):
-        return os.environ.get("ADK_MODEL", "gemini-2.5-flash")
-    whoami = types.Part(function_call=types.FunctionCall(name="whoami", args={}))
-    return StandInModel(turns=[whoami, types.Part(text="You are signed in to the docs server.")])
+    return model(tool_call("whoami"), answer("You are signed in to the docs server."))
 
 
 def docs_toolset() -> McpToolset:
