@@ -145,6 +145,18 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
     serve.add_argument("--worker-of", type=int, help=argparse.SUPPRESS)
     serve.add_argument("--json-response", action="store_true", help="plain JSON responses instead of SSE streams")
     serve.add_argument(
+        "--loop",
+        choices=["auto", "asyncio", "uvloop"],
+        default="auto",
+        help="event loop: uvloop when the speed extra is installed, else asyncio's (default: auto)",
+    )
+    serve.add_argument(
+        "--http-parser",
+        choices=["auto", "h11", "httptools"],
+        default="auto",
+        help="HTTP/1.1 parser: httptools when the speed extra is installed, else h11 (default: auto)",
+    )
+    serve.add_argument(
         "--max-sessions-per-client",
         type=int,
         metavar="N",

@@ -115,6 +115,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from gateway.hub.reloader import reloading_gateway_server
     from gateway.server import serve
     from gateway.server.auth import TOKENS_ENV, parse_tokens
+    from gateway.server.event_loop import chosen_http_parser, chosen_loop
     from gateway.server.sealing import require_shared_key, sealing_keys
     from gateway.server.tracing import configure_tracing
     from gateway.state.location import is_redis, open_state_store, state_location
@@ -123,6 +124,10 @@ def run_serve(args: argparse.Namespace) -> int:
     port = _port(args)
     if args.watch and not args.config:
         raise GatewayError("--watch reloads a CONFIG file; give one (serve CONFIG --watch).")
+    # Refused before anything starts when the speed extra is asked for and missing.
+    chosen_loop(args.loop)
+    if args.transport != "stdio":
+        chosen_http_parser(args.http_parser)
     config = load_config(args.config) if args.config else None
     worker = args.worker_fd is not None
     if args.workers > 1 and (args.metrics or args.metrics_port is not None):
@@ -187,6 +192,8 @@ def run_serve(args: argparse.Namespace) -> int:
         allowed_hosts=args.allow_host,
         stateless=args.stateless or worker,
         json_response=args.json_response,
+        loop=args.loop,
+        http_parser=args.http_parser,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
         metrics=args.metrics,

@@ -14,7 +14,8 @@ that cancelling the caller shuts it down the same way.
 
 uvicorn also never times out a request that is slow to arrive: a client that sends half its headers or half its
 body holds the connection and its file descriptor forever, and enough of them lock everyone out. `timed_protocol`
-gives each connection a deadline for its request's headers and another for its body (`RequestTimeouts`).
+gives each connection a deadline for its request's headers and another for its body (`RequestTimeouts`), with
+either of uvicorn's HTTP parsers: h11, or httptools from the `speed` extra (`gateway.server.event_loop`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from types import FrameType
 from typing import ClassVar, Final, Literal, Protocol, cast
@@ -34,10 +35,11 @@ from typing import ClassVar, Final, Literal, Protocol, cast
 import anyio
 import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from gateway.errors import ConfigError
 from gateway.server._repeat_filter import RepeatFilter, filtering_repeats
+from gateway.server.event_loop import HttpParser
 
 __all__ = ["GracefulServer", "RequestTimeouts", "listen", "run_http", "timed_protocol"]
 
@@ -71,62 +73,63 @@ class RequestTimeouts:
 _Phase = Literal["headers", "body", "done"]
 
 
-class _TimedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with deadlines for a request's headers and body.
+class _Cycle(Protocol):
+    """What the deadlines read and set on uvicorn's request-response cycle (the h11 and httptools ones alike)."""
+
+    response_started: bool
+    response_complete: bool
+    disconnected: bool
+    message_event: asyncio.Event
+
+
+class _RequestClock:
+    """One connection's deadline for its current request's headers or body (`RequestTimeouts`).
 
     When one passes, the client gets `408 Request Timeout` (unless the application already started its response)
-    and the connection is closed. Reads uvicorn's per-connection `conn`, `cycle` and `transport` attributes: its
-    protocol class is the only place where the bytes of a request are seen arriving.
+    and the connection is closed.
+
+    Args:
+        loop: the connection's event loop.
+        transport: the connection.
+        timeouts: the deadlines.
+        cycle: the connection's current request-response cycle (uvicorn's `cycle` attribute); while headers are
+            awaited it is still the previous request's (None before the first), so it is read only for a body.
     """
 
-    timeouts: ClassVar[RequestTimeouts] = RequestTimeouts()
-    _phase: _Phase = "done"
-    _deadline: asyncio.TimerHandle | None = None
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        transport: asyncio.Transport,
+        timeouts: RequestTimeouts,
+        cycle: Callable[[], _Cycle | None],
+    ) -> None:
+        self._loop = loop
+        self._transport = transport
+        self._timeouts = timeouts
+        self._cycle = cycle
+        self.phase: _Phase = "done"
+        self._deadline: asyncio.TimerHandle | None = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm("headers")
+    def arm(self, phase: _Phase) -> None:
+        self.disarm()
+        self.phase = phase
+        seconds = self._timeouts.header_timeout if phase == "headers" else self._timeouts.body_timeout
+        self._deadline = self._loop.call_later(seconds, self._expired)
 
-    def handle_events(self) -> None:
-        # Runs on every arrival of bytes and when a kept-alive connection turns to its next (buffered) request.
-        super().handle_events()
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            # Part of the next request is in: its clock starts. An idle kept-alive connection is uvicorn's
-            # keep-alive timeout's business (a 408 there could cross a request the client is sending).
-            if self._phase == "done" and self.conn.trailing_data[0]:
-                self._arm("headers")
-        elif state is h11.SEND_BODY:
-            if self._phase != "body":
-                self._arm("body")
-        else:
-            self._disarm()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def _arm(self, phase: _Phase) -> None:
-        self._disarm()
-        self._phase = phase
-        seconds = self.timeouts.header_timeout if phase == "headers" else self.timeouts.body_timeout
-        self._deadline = self.loop.call_later(seconds, self._expired)
-
-    def _disarm(self) -> None:
-        self._phase = "done"
+    def disarm(self) -> None:
+        self.phase = "done"
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
 
     def _expired(self) -> None:
-        phase, self._deadline = self._phase, None
-        self._phase = "done"
-        if self.transport.is_closing():
+        phase, self._deadline = self.phase, None
+        self.phase = "done"
+        if self._transport.is_closing():
             return
-        # While headers are awaited, `cycle` is still the previous request's (None before the first).
-        cycle = cast("RequestResponseCycle | None", self.cycle) if phase == "body" else None
+        cycle = self._cycle() if phase == "body" else None
         answerable = cycle is None or not cycle.response_started
-        seconds = self.timeouts.header_timeout if phase == "headers" else self.timeouts.body_timeout
+        seconds = self._timeouts.header_timeout if phase == "headers" else self._timeouts.body_timeout
         # No client address in the message: identical lines are collapsed by the repeat filter.
         logger.warning(
             "Closed an HTTP connection whose request %s took longer than %g s%s.",
@@ -139,12 +142,85 @@ class _TimedH11Protocol(H11Protocol):
             cycle.disconnected = True
             cycle.message_event.set()
         if answerable:
-            self.transport.write(_TIMEOUT_RESPONSE)
-        self.transport.close()
+            self._transport.write(_TIMEOUT_RESPONSE)
+        self._transport.close()
 
 
-def timed_protocol(timeouts: RequestTimeouts) -> type[H11Protocol]:
-    """An HTTP protocol class for `uvicorn.Config(http=...)` that enforces `timeouts`."""
+class _TimedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with deadlines for a request's headers and body (`_RequestClock`).
+
+    Reads uvicorn's per-connection `conn`, `cycle` and `transport` attributes: its protocol class is the only place
+    where the bytes of a request are seen arriving.
+    """
+
+    timeouts: ClassVar[RequestTimeouts] = RequestTimeouts()
+    _clock: _RequestClock
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._clock = _RequestClock(self.loop, transport, self.timeouts, lambda: cast("_Cycle | None", self.cycle))
+        self._clock.arm("headers")
+
+    def handle_events(self) -> None:
+        # Runs on every arrival of bytes and when a kept-alive connection turns to its next (buffered) request.
+        super().handle_events()
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            # Part of the next request is in: its clock starts. An idle kept-alive connection is uvicorn's
+            # keep-alive timeout's business (a 408 there could cross a request the client is sending).
+            if self._clock.phase == "done" and self.conn.trailing_data[0]:
+                self._clock.arm("headers")
+        elif state is h11.SEND_BODY:
+            if self._clock.phase != "body":
+                self._clock.arm("body")
+        else:
+            self._clock.disarm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._clock.disarm()
+        super().connection_lost(exc)
+
+
+def _timed_httptools_protocol(timeouts: RequestTimeouts) -> type[asyncio.Protocol]:
+    """uvicorn's httptools protocol with the same deadlines, driven by the parser's callbacks.
+
+    Imported here: httptools is the optional `speed` extra.
+    """
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    class TimedHttpToolsProtocol(HttpToolsProtocol):
+        _clock: _RequestClock
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._clock = _RequestClock(self.loop, transport, timeouts, lambda: cast("_Cycle | None", self.cycle))
+            self._clock.arm("headers")
+
+        def on_message_begin(self) -> None:
+            # The first byte of a request: on a kept-alive connection, the next request's clock starts here.
+            super().on_message_begin()
+            if self._clock.phase == "done":
+                self._clock.arm("headers")
+
+        def on_headers_complete(self) -> None:
+            super().on_headers_complete()
+            self._clock.arm("body")
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._clock.disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._clock.disarm()
+            super().connection_lost(exc)
+
+    return TimedHttpToolsProtocol
+
+
+def timed_protocol(timeouts: RequestTimeouts, parser: HttpParser = "h11") -> type[asyncio.Protocol]:
+    """An HTTP protocol class for `uvicorn.Config(http=...)` that parses with `parser` and enforces `timeouts`."""
+    if parser == "httptools":
+        return _timed_httptools_protocol(timeouts)
     return type("TimedH11Protocol", (_TimedH11Protocol,), {"timeouts": timeouts})
 
 

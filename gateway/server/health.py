@@ -3,9 +3,9 @@
 * Every request passes the same Host/Origin check as `/mcp` (DNS-rebinding protection).
 * Anyone gets the status alone: `{"status": "ok"}` with HTTP 200, or `{"status": "degraded"}` with 503 when an
   upstream is failing (what a load balancer or a container probe needs).
-* The details (server name, each upstream's state, session count and failure reason) go to a caller with a valid
-  bearer token, or, on a server that needs no token and serves only loopback (no `--allow-host`), to loopback
-  callers: there, anyone who can reach the server can call its tools anyway.
+* The details (server name, the event loop it runs on, each upstream's state, session count and failure reason)
+  go to a caller with a valid bearer token, or, on a server that needs no token and serves only loopback (no
+  `--allow-host`), to loopback callers: there, anyone who can reach the server can call its tools anyway.
 * Failure reasons never show what a config may hide secrets in: an upstream's arguments, environment, headers
   and token are replaced by `***`, and URLs are cut down to scheme, host and port.
 """
@@ -21,6 +21,8 @@ from mcp.server.transport_security import TransportSecurityMiddleware
 from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+
+from gateway.server.event_loop import running_loop
 
 __all__ = ["health_endpoint", "redact_reason"]
 
@@ -107,7 +109,11 @@ def health_endpoint(
         status = "degraded" if failing else "ok"
         body: dict[str, Any] = {"status": status}
         if may_see_details(request):
-            body.update(server=server_name, upstreams={name: dict(report) for name, report in upstreams.items()})
+            body.update(
+                server=server_name,
+                event_loop=running_loop(),
+                upstreams={name: dict(report) for name, report in upstreams.items()},
+            )
         return JSONResponse(body, status_code=503 if failing else 200)
 
     return healthz

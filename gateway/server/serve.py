@@ -11,7 +11,6 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
 
@@ -19,6 +18,7 @@ from gateway.server._http_runner import GracefulServer, RequestTimeouts, listen,
 from gateway.server._request_ids import MalformedIdFilter
 from gateway.server.auth import tokens_from_env
 from gateway.server.callback_listener import callback_listener
+from gateway.server.event_loop import HttpParserChoice, LoopChoice, chosen_http_parser, run_on_loop, running_loop
 from gateway.server.http_app import DEFAULT_MAX_BODY, DEFAULT_SESSION_IDLE_TIMEOUT, create_app
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER
 from gateway.server.identity import connection_id
@@ -64,6 +64,7 @@ async def serve_async(
     metrics_host: str = "127.0.0.1",
     metrics_port: int | None = None,
     metrics_sock: socket.socket | None = None,
+    http_parser: HttpParserChoice = "auto",
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -97,9 +98,11 @@ async def serve_async(
         metrics_port: serve `/metrics` on a listener of its own at `metrics_host:metrics_port` (implies
             `metrics`), and there alone; nothing else is served on it.
         metrics_sock: an already bound socket for that listener instead of `metrics_host`/`metrics_port`.
+        http_parser: uvicorn's HTTP/1.1 parser: `auto` (httptools when the `speed` extra is installed, else h11),
+            `h11` or `httptools` (`gateway.server.event_loop`).
 
     Raises:
-        ConfigError: `host:port` cannot be bound (HTTP).
+        ConfigError: `host:port` cannot be bound (HTTP); `http_parser` names one that is not installed.
         KeyboardInterrupt: SIGINT stopped the HTTP server (after its graceful shutdown).
     """
     if isinstance(tools, ToolServer):
@@ -110,6 +113,7 @@ async def serve_async(
     if transport == "stdio":
         await _serve_stdio(tool_server)
         return
+    parser = chosen_http_parser(http_parser)
     if sock is None:
         sock = listen(host, port)
     elif sock.family in (socket.AF_INET, socket.AF_INET6):
@@ -140,7 +144,7 @@ async def serve_async(
         host=host,
         port=port,
         lifespan="on",
-        http=timed_protocol(RequestTimeouts(header_timeout=header_timeout, body_timeout=body_timeout)),
+        http=timed_protocol(RequestTimeouts(header_timeout=header_timeout, body_timeout=body_timeout), parser),
         log_level="warning",
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
     )
@@ -149,7 +153,12 @@ async def serve_async(
     where = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}"
     # Said once the socket listens (a client may connect at once), with the port bound (`--port 0` picks one).
     logger.info(
-        "Serving %s on %s/mcp (streamable HTTP) and %s/sse (SSE); Ctrl-C stops.", tool_server.name, where, where
+        "Serving %s on %s/mcp (streamable HTTP) and %s/sse (SSE), on %s with %s; Ctrl-C stops.",
+        tool_server.name,
+        where,
+        where,
+        running_loop(),
+        parser,
     )
     if metrics_sock is not None:
         logger.info("Serving metrics on port %s at /metrics", metrics_sock.getsockname()[1])
@@ -165,6 +174,7 @@ async def _serve_stdio(tool_server: ToolServer) -> None:
                 url = await stack.enter_async_context(callback_listener(tool_server.credentials))
                 logger.info("Sign-in callback on %s", url)
             await stack.enter_async_context(tool_server)
+            logger.info("Serving %s over stdio, on %s.", tool_server.name, running_loop())
             sys.stdout.flush()
             read, write = await stack.enter_async_context(stdio_server())
             # stdout is the wire now (the SDK points fd 1 at stderr and writes the wire to a copy): a tool's print()
@@ -178,6 +188,13 @@ async def _serve_stdio(tool_server: ToolServer) -> None:
         connection_id.reset(token)
 
 
-def serve(tools: Sequence[ToolUnion] | ToolServer, **options: Any) -> None:
-    """Blocking form of `serve_async` (same arguments); returns when the server stops."""
-    anyio.run(lambda: serve_async(tools, **options))
+def serve(tools: Sequence[ToolUnion] | ToolServer, *, loop: LoopChoice = "auto", **options: Any) -> None:
+    """Blocking form of `serve_async` (same arguments); returns when the server stops.
+
+    `loop`: the event loop to run on: `auto` (uvloop when the `speed` extra is installed, else asyncio's),
+    `asyncio` or `uvloop` (`gateway.server.event_loop`).
+
+    Raises:
+        ConfigError: `loop` names one that is not installed, or as `serve_async`.
+    """
+    run_on_loop(lambda: serve_async(tools, **options), loop=loop)

@@ -124,4 +124,4 @@ async def test_healthz_says_only_ok_without_a_token_and_shows_details_with_one()
     assert (anonymous.status_code, anonymous.json()) == (200, {"status": "ok"})
     body: Any = authorized.json()
     assert authorized.status_code == 200
-    assert body == {"status": "ok", "server": "adk-mcp-gateway", "upstreams": {}}
+    assert body == {"status": "ok", "server": "adk-mcp-gateway", "event_loop": "asyncio", "upstreams": {}}
