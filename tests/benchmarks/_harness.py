@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -44,6 +44,29 @@ DEADLINE = 60.0
 STOP_GRACE = 15.0
 
 
+@dataclass
+class EventLoop:
+    """The event loop (and the HTTP parser that goes with it) every part of the benchmark runs on.
+
+    `bench.py --loop` sets it before it starts its own loop, which the measuring client and every in-process server
+    share; in-process uvicorn servers parse with `http_parser`, and child processes (stdio upstreams, CLI
+    gateways) are started with `flags`. `uvloop` is what the speed extra gives: uvloop and httptools.
+    """
+
+    name: Literal["asyncio", "uvloop"] = "asyncio"
+
+    @property
+    def http_parser(self) -> Literal["h11", "httptools"]:
+        return "httptools" if self.name == "uvloop" else "h11"
+
+    def flags(self) -> list[str]:
+        """`adk-mcp-gateway serve`'s flags for this loop and parser."""
+        return ["--loop", self.name, "--http-parser", self.http_parser]
+
+
+LOOP = EventLoop()
+
+
 def bound_socket() -> socket.socket:
     """A listening TCP socket on `127.0.0.1` with a free port."""
     # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY on accepted connections only when the socket's
@@ -66,7 +89,9 @@ def free_port() -> int:
 async def serving_app(app: ASGIApp) -> AsyncIterator[str]:
     """Any ASGI app (the SDK's `MCPServer`, FastMCP) under uvicorn in this process; yields the base URL."""
     with bound_socket() as sock:
-        config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            app, lifespan="on", log_level="warning", timeout_graceful_shutdown=2, http=LOOP.http_parser
+        )
         server = uvicorn.Server(config)
         stopped = anyio.Event()
 
@@ -107,7 +132,11 @@ async def serving_tools(tool_server: ToolServer) -> AsyncIterator[str]:
     """Our server mode (`serve_async(..., transport="http", sock=...)`) in this process; yields the base URL."""
     with bound_socket() as sock:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, auth_tokens={}))
+            tg.start_soon(
+                lambda: serve_async(
+                    tool_server, transport="http", sock=sock, auth_tokens={}, http_parser=LOOP.http_parser
+                )
+            )
             try:
                 yield f"http://127.0.0.1:{sock.getsockname()[1]}"
             finally:
@@ -133,7 +162,7 @@ def stdio_upstream(tools: int = 2, **options: Any) -> dict[str, Any]:
     Its `listTimeout` is generous: the measured listings must include it even when it starts slowly on a busy
     machine (the default would leave it out of that listing and announce it later).
     """
-    args = [str(UPSTREAM_SCRIPT), "--tools", str(tools)]
+    args = [str(UPSTREAM_SCRIPT), "--tools", str(tools), "--loop", LOOP.name]
     return {"command": sys.executable, "args": args, "listTimeout": 60, **options}
 
 

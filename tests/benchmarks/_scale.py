@@ -20,6 +20,7 @@ import anyio.abc
 import echo_upstream
 from _harness import (
     DEADLINE,
+    LOOP,
     UPSTREAM_SCRIPT,
     child_pids,
     child_process,
@@ -163,7 +164,7 @@ async def footprint_section(settings: Settings, upstream: str, directory: Path) 
     for round_number in range(settings.footprint_rounds):
         logger.info("footprint round %d/%d", round_number + 1, settings.footprint_rounds)
         port = free_port()
-        argv = [sys.executable, str(UPSTREAM_SCRIPT), "--http", str(port)]
+        argv = [sys.executable, str(UPSTREAM_SCRIPT), "--http", str(port), "--loop", LOOP.name]
         async with child_process(argv, directory / "sdk-server.log") as process:
             await wait_until_listening(port, process)
             figures["sdk idle"].append(rss_mib(process.pid))
@@ -198,7 +199,7 @@ async def cli_gateway(
     port = free_port()
     argv = [
         sys.executable, *wrapper, "-m", "gateway.cli", "serve", str(config), "--transport", "http",
-        "--port", str(port), "--state", str(directory / f"state-{port}.db"),
+        "--port", str(port), "--state", str(directory / f"state-{port}.db"), *LOOP.flags(),
     ]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     async with child_process(argv, directory / "gateway.log") as process:

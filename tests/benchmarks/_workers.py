@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from _harness import child_process, free_port, wait_until_healthy, write_config
+from _harness import LOOP, child_process, free_port, wait_until_healthy, write_config
 from _hop import ECHO
 from _measure import concurrent, median
 from _report import Row
@@ -34,6 +34,7 @@ async def workers_gateway(config: Path, directory: Path, workers: int) -> AsyncI
     argv = [
         sys.executable, "-m", "gateway.cli", "serve", str(config), "--transport", "http", "--stateless",
         "--port", str(port), "--workers", str(workers), "--state", str(directory / f"state-workers-{port}.db"),
+        *LOOP.flags(),
     ]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     async with child_process(argv, directory / "workers.log") as process:

@@ -1,13 +1,14 @@
 # ruff: noqa: RUF001 - ratios are written with the multiplication sign on purpose
 """Benchmark of adk-mcp-gateway: hop cost, server mode, catalog scale, footprint, large payloads, workers, tool search.
 
-    python tests/benchmarks/bench.py [--smoke] [--rounds N] [--calls N] [--only SECTION ...]
+    python tests/benchmarks/bench.py [--smoke] [--rounds N] [--calls N] [--only SECTION ...] [--loop uvloop]
     python tests/benchmarks/bench.py --profile PATH     # only: the gateway process under pyinstrument
 
 Everything runs on loopback: in-process servers under uvicorn on pre-bound `127.0.0.1:0` sockets; stdio
 upstreams, and the CLI gateway whose memory is read, as child processes. The measuring client is
 `mcp.Client(mode="legacy")` over `streamable_http_client` with its own `httpx2.AsyncClient`. Every figure is the
-median over rounds, next to its ratio to its section's baseline measured in the same run; targets are marked met
+median over rounds, next to its ratio to its section's baseline measured in the same run (both on the one event loop
+`--loop` chooses: asyncio's with h11, or uvloop with httptools as the speed extra gives); targets are marked met
 or not in the table, never asserted. The FastMCP rows need `pip install fastmcp` (a benchmark-only dependency)
 and are skipped, with a line in the table, without it.
 
@@ -18,6 +19,7 @@ are found because Python puts the script's directory first on `sys.path`.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import pstats
 import shlex
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import anyio
 import echo_upstream
-from _harness import PATIENCE, ROOT, handshake_only, machine, serving_app, write_config
+from _harness import LOOP, PATIENCE, ROOT, handshake_only, machine, serving_app, write_config
 from _hop import ECHO, hop_sections
 from _measure import sequential
 from _report import Row, render
@@ -125,7 +127,7 @@ def _short(filename: str) -> str:
 
 def _versions() -> str:
     parts: list[str] = []
-    for package in ("adk-mcp-gateway", "mcp", "fastmcp", "uvicorn", "httpx2"):
+    for package in ("adk-mcp-gateway", "mcp", "fastmcp", "uvicorn", "httpx2", "uvloop", "httptools"):
         try:
             parts.append(f"{package} {version(package)}")
         except PackageNotFoundError:
@@ -140,8 +142,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, help="echo calls per round and case (default 120; smoke 16)")
     parser.add_argument("--profile", type=Path, metavar="PATH", help="only profile the gateway; pstats to PATH")
     parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS, help="run only these sections")
+    parser.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="the event loop of everything measured, both sides of every ratio: asyncio's with h11 (default), or "
+        "uvloop with httptools (the speed extra)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     args = parser.parse_args(argv)
+    LOOP.name = args.loop
+    if LOOP.name == "uvloop":
+        try:
+            for module in ("uvloop", "httptools"):
+                importlib.import_module(module)
+        except ImportError:
+            parser.error('--loop uvloop needs the speed extra: pip install "adk-mcp-gateway[speed]"')
     settings = Settings(
         rounds=args.rounds or (1 if args.smoke else 5),
         calls=args.calls or (16 if args.smoke else 120),
@@ -163,13 +179,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "× baseline compares it with its section's baseline row from the same run.\n"
         "- The measuring client, the in-process gateways and the HTTP upstreams share one event loop (one core), so a "
         "throughput ratio is a ratio of CPU per call: direct = client + upstream, gateway = client + gateway + "
-        "upstream. Stdio upstreams and the footprint processes are separate processes.\n",
+        "upstream. Stdio upstreams and the footprint processes are separate processes.\n"
+        f"- event loop: {LOOP.name} with {LOOP.http_parser}, for every in-process server and the client, and passed "
+        "on to every child process (stdio upstreams, CLI gateways).\n",
         flush=True,
     )
+    options = {"use_uvloop": LOOP.name == "uvloop"}
     if args.profile is not None:
-        anyio.run(profile, settings, args.profile, print)
+        anyio.run(profile, settings, args.profile, print, backend_options=options)
     else:
-        anyio.run(run, settings, print, args.only)
+        anyio.run(run, settings, print, args.only, backend_options=options)
     print(f"\ntotal: {time.perf_counter() - started:.1f} s")
     return 0
 
