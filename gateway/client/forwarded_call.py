@@ -19,7 +19,7 @@ from typing import Any
 from mcp import ClientSession, types
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
-__all__ = ["forwarded_call"]
+__all__ = ["forwarded_call", "forwarded_raw_call"]
 
 
 async def forwarded_call(
@@ -37,6 +37,26 @@ async def forwarded_call(
         MCPError: the upstream answered with a JSON-RPC error, timed out, or the connection closed.
         pydantic.ValidationError: the result is not a `CallToolResult`.
     """
+    raw = await forwarded_raw_call(
+        session, name, arguments, meta=meta, on_progress=on_progress, read_timeout=read_timeout
+    )
+    return types.CallToolResult.model_validate(raw, by_name=False)
+
+
+async def forwarded_raw_call(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any],
+    *,
+    meta: dict[str, Any] | None,
+    on_progress: ProgressFnT,
+    read_timeout: float | None = None,
+) -> dict[str, Any]:
+    """`forwarded_call`, its result the JSON object the upstream sent (not parsed into a model).
+
+    Raises:
+        MCPError: the upstream answered with a JSON-RPC error, timed out, or the connection closed.
+    """
     params: dict[str, Any] = {"name": name, "arguments": arguments}
     if meta:
         params["_meta"] = dict(meta)
@@ -45,5 +65,4 @@ async def forwarded_call(
     session._stamp(data, opts)  # pyright: ignore[reportPrivateUsage]
     if read_timeout is not None:
         opts["timeout"] = read_timeout
-    raw = await session._dispatcher.send_raw_request("tools/call", data["params"], opts)  # pyright: ignore[reportPrivateUsage]
-    return types.CallToolResult.model_validate(raw, by_name=False)
+    return await session._dispatcher.send_raw_request("tools/call", data["params"], opts)  # pyright: ignore[reportPrivateUsage]

@@ -84,6 +84,11 @@ class McpTool(BaseTool):
         return bool(policy)
 
     @property
+    def never_confirmed(self) -> bool:
+        """Whether no call of this tool ever asks for a confirmation first (its policy is plainly off)."""
+        return self._require_confirmation is False
+
+    @property
     def toolset(self) -> ToolCaller:
         """What calls the upstream (the `McpToolset` that listed this tool)."""
         return self._toolset

@@ -31,7 +31,8 @@ from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
 from gateway.hub.upstream_handlers import UpstreamHandlers
 from gateway.hub.upstreams import UpstreamToolset
-from gateway.server.extension import PendingCall, ServerHooks
+from gateway.server.catalog import CatalogEntry
+from gateway.server.extension import PendingCall, RelayedTool, ServerHooks
 from gateway.server.health import redact_reason
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
 from gateway.server.tool_call import RoundEnded, error_result
@@ -157,6 +158,40 @@ class Hub:
         except UpstreamUnavailableError:
             return False  # the call itself reports why
         return session.modern
+
+    def relays_for(self, owner: str) -> bool:
+        """Whether this hub already saw handshake-era session `owner` through the general path: its channel (for
+        roots requests) and its era (which chooses the era of its upstream sessions) are known."""
+        return self.relay.session_of(owner) is not None
+
+    def relayed_call(self, entry: CatalogEntry, owner: str) -> RelayedTool | None:
+        """The fast lane's way to forward a call of an upstream tool, when nothing but the hop applies to it.
+
+        Only for a tool of an upstream without pins, a result cap or a credential, whose confirmation policy is off,
+        called from a handshake-era session this hub already saw through the general path (so that its channel is
+        known for roots requests and its era chose the upstream session's era).
+        """
+        tool = entry.tool
+        if not isinstance(tool, McpTool) or not tool.never_confirmed:
+            return None
+        toolset = tool.toolset
+        session = self.relay.session_of(owner)
+        if not isinstance(toolset, UpstreamToolset) or not toolset.relays_raw or session is None:
+            return None
+        upstream = next((u for u in self.passthrough.upstreams if u is toolset), None)
+        name = tool.raw_mcp_tool.name
+
+        async def invoke(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
+            try:
+                with upstream_call_span(toolset.key, name, lambda: _peer(upstream)) as span:
+                    raw = await toolset.call_tool_raw(name, arguments, context)
+                    # Checked as the general path checks it (an invalid result is the same error there), sent as is.
+                    span.result(types.CallToolResult.model_validate(raw, by_name=False))
+            except UpstreamUnavailableError as exc:
+                return error_result(str(exc)).model_dump(by_alias=True, mode="json", exclude_none=True)
+            return self.passthrough.raw_tool_result(upstream, raw)
+
+        return RelayedTool(invoke, session.check_client_capability)
 
     async def _relay(self, call: PendingCall, tool: McpTool) -> types.CallToolResult | types.InputRequiredResult:
         """One round of a modern client's call, relayed to a modern upstream session as it is.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from mcp import MCPError, types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -44,6 +44,22 @@ def _downstream_block(prefix: str, block: types.ContentBlock) -> types.ContentBl
         resource = block.resource.model_copy(update={"uri": _prefixed(prefix, str(block.resource.uri), "+")})
         return block.model_copy(update={"resource": resource})
     return block
+
+
+def _downstream_raw_block(prefix: str, block: Any) -> Any:
+    """`_downstream_block` for a content block in its wire form."""
+    if not isinstance(block, dict):
+        return block
+    fields = cast("dict[str, Any]", block)
+    kind = fields.get("type")
+    if kind == "resource_link" and isinstance(fields.get("uri"), str):
+        return {**fields, "uri": _prefixed(prefix, fields["uri"], "+")}
+    resource: Any = fields.get("resource")
+    if kind == "resource" and isinstance(resource, dict):
+        inner = cast("dict[str, Any]", resource)
+        if isinstance(inner.get("uri"), str):
+            return {**fields, "resource": {**inner, "uri": _prefixed(prefix, inner["uri"], "+")}}
+    return fields
 
 
 def _template_pattern(template: str) -> re.Pattern[str]:
@@ -82,6 +98,16 @@ class Passthrough:
             return result
         content = [_downstream_block(prefix, block) for block in result.content]
         return result.model_copy(update={"content": content})
+
+    @staticmethod
+    def raw_tool_result(upstream: BaseToolset | None, result: dict[str, Any]) -> dict[str, Any]:
+        """`tool_result` for a result in its wire form (the fast lane): the same object when there is no prefix."""
+        prefix = upstream.tool_name_prefix if upstream is not None else None
+        content = result.get("content")
+        if not prefix or not isinstance(content, list):
+            return result
+        blocks: list[Any] = [_downstream_raw_block(prefix, block) for block in cast("list[Any]", content)]
+        return {**result, "content": blocks}
 
     # --- routing ------------------------------------------------------------------------------------------------
 

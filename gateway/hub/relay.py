@@ -47,6 +47,10 @@ class DownstreamRelay:
         if len(self._sessions) > MAX_TRACKED_SESSIONS:
             self._sessions.popitem(last=False)
 
+    def session_of(self, owner: str) -> ServerSession | None:
+        """The channel of handshake-era session `owner`, if one of its requests was tracked."""
+        return self._sessions.get(owner)
+
     def forget(self, owner: str) -> None:
         """A downstream session ended."""
         self._sessions.pop(owner, None)

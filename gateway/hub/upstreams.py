@@ -24,9 +24,10 @@ from mcp.shared.dispatcher import ProgressFnT
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
-from gateway.client.forwarded_call import forwarded_call
+from gateway.client.forwarded_call import forwarded_call, forwarded_raw_call
 from gateway.client.relayed_round import RelayedRound
 from gateway.client.upstream import HANDSHAKE_FIRST, UpstreamSession
+from gateway.client.upstream_call import call_once
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
@@ -160,6 +161,35 @@ class UpstreamToolset(McpToolset):
             on_progress=on_progress,
             read_timeout=self.connection_params.call_timeout,
         )
+
+    @property
+    def relays_raw(self) -> bool:
+        """Whether a call may be relayed as JSON-RPC (`call_tool_raw`): no pins, result cap or credential to apply."""
+        return self.pins is None and self.max_result_bytes is None and self.credential is None
+
+    async def call_tool_raw(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
+        """`call_tool` for the fast lane (`relays_raw` upstreams only): the result the JSON object the upstream sent.
+
+        Raises:
+            UpstreamUnavailableError: the upstream cannot be reached, or its session ended during the call.
+            MCPError: the upstream answered with a JSON-RPC error.
+        """
+
+        async def send(session: UpstreamSession, on_progress: ProgressFnT) -> dict[str, Any]:
+            if session.modern:
+                result = await McpToolset._send_call(self, session, name, args, on_progress)
+                return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            return await forwarded_raw_call(
+                session.client.session,
+                name,
+                args,
+                meta=session.meta,
+                on_progress=on_progress,
+                read_timeout=self.connection_params.call_timeout,
+            )
+
+        with self._named_errors():
+            return await call_once(self._pool, name, tool_context, send, self.progress_callback)
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound

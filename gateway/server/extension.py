@@ -19,15 +19,18 @@ from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
 from gateway.server.tool_call import Invoke
-from gateway.tools import BaseTool, ReadonlyContext
+from gateway.tools import BaseTool, ReadonlyContext, ToolContext
 from gateway.tools.tool_union import ToolUnion
 
-__all__ = ["ContextOf", "Pager", "PendingCall", "ServerExtension", "ServerHooks"]
+__all__ = ["ContextOf", "Pager", "PendingCall", "RawInvoke", "RelayedTool", "ServerExtension", "ServerHooks"]
 
 ContextOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[ReadonlyContext]]
 """The caller of a request as a `ReadonlyContext` (its scoped state loaded)."""
 Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[list[Any], str | None]]
 """One page of a merged listing, by the request's cursor (`method` names the listing in errors)."""
+RawInvoke = Callable[[dict[str, Any], ToolContext], Awaitable[dict[str, Any]]]
+"""Run a call (its arguments, its `ToolContext`) and give the `CallToolResult` in its wire form, as the JSON object
+the client receives (the fast lane, `gateway.server.fast_lane`)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,15 @@ class PendingCall:
     (None: `run_async`, its response made a `CallToolResult` by the adapters)."""
 
 
+@dataclass(frozen=True)
+class RelayedTool:
+    """How the fast lane runs a call of one of the extension's tools (`ServerExtension.relayed_call`)."""
+
+    invoke: RawInvoke
+    client_can: Callable[[types.ClientCapabilities], bool]
+    """Whether the calling session's client declared a capability (for what the upstream asks mid-call)."""
+
+
 class ServerExtension(Protocol):
     """What plugs into a `ToolServer`."""
 
@@ -76,6 +88,16 @@ class ServerExtension(Protocol):
 
     async def call_tool(self, call: PendingCall) -> types.CallToolResult | types.InputRequiredResult | None:
         """Run `call` if it is the extension's to run; None lets the server run it."""
+        ...
+
+    def relays_for(self, owner: str) -> bool:
+        """Whether calls of session `owner` may take the fast lane at all (asked before the tool is looked up, which
+        may open an upstream session for `owner`)."""
+        ...
+
+    def relayed_call(self, entry: CatalogEntry, owner: str) -> RelayedTool | None:
+        """How to run a call of `entry` for session `owner` on the fast lane, relayed as JSON-RPC; None when the call
+        needs the general path (the extension does not own the tool, or something must be applied to it)."""
         ...
 
     def session_ended(self, owner: str) -> None:

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway.errors import ConfigError, MissingExtraError
 from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
+from gateway.server.fast_lane import FastLane
 from gateway.server.health import health_endpoint
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
 from gateway.server.identity import connection_id
@@ -45,6 +46,8 @@ DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
 _LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 _MIN_METRICS_TOKEN: Final = 16
+_SDK_REFRESH: Final = 60.0
+"""At most this many seconds pass between two requests of a session the SDK serves (see `FastLane`)."""
 _SESSION_ID: Final = re.compile(rb"session_id=([0-9a-f]{32})")
 """The SSE transport's `endpoint` event names the connection's message URL, `...?session_id=<uuid hex>`."""
 
@@ -76,6 +79,7 @@ def create_app(
     metrics: bool = False,
     metrics_token: str | None = None,
     metrics_port: int | None = None,
+    fast_lane: bool = True,
 ) -> Starlette:
     """A Starlette app serving `tool_server` over streamable HTTP and SSE.
 
@@ -101,6 +105,9 @@ def create_app(
             reaching its own listener).
         metrics_port: the local port of a listener of its own for `/metrics` (the server is given its socket
             too); there only `/metrics` is served, and `/metrics` only there.
+        fast_lane: answer eligible `tools/call` requests of upstream tools below the SDK's server
+            (`gateway.server.fast_lane`); never for stateless or JSON-response servers. The app's `state.fast_lane`
+            is the `FastLane` (None when off).
 
     Raises:
         ConfigError: a session limit is not positive, or the metrics token is shorter than 16 characters.
@@ -181,6 +188,13 @@ def create_app(
         metadata_url = oauth.resource_metadata_url
         return BearerGuard(app, required_scopes=oauth.required_scopes, resource_metadata_url=metadata_url)
 
+    streamable: ASGIApp = StreamableHTTPASGIApp(manager)
+    lane: FastLane | None = None
+    if fast_lane and not stateless and not json_response:
+        # The SDK resets a session's idle timeout only on requests it serves: it serves one now and then.
+        refresh = min(session_idle_timeout / 8, _SDK_REFRESH)
+        lane = FastLane(streamable, tool_server, sessions, host_check, sdk_refresh=refresh)
+        streamable = lane
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
         *(resource_metadata_routes(oauth, tool_server.name) if oauth is not None else []),
@@ -194,7 +208,7 @@ def create_app(
         ),
         Route(
             "/mcp",
-            guarded(MalformedIdGuard(sessions.streamable(StreamableHTTPASGIApp(manager)), max_body_size=max_body_size)),
+            guarded(MalformedIdGuard(sessions.streamable(streamable), max_body_size=max_body_size)),
             methods=["GET", "POST", "DELETE"],
         ),
         Route("/sse", guarded(_asgi_endpoint(sessions.sse(handle_sse))), methods=["GET"]),
@@ -228,7 +242,9 @@ def create_app(
                 yield
                 tg.cancel_scope.cancel()
 
-    return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.fast_lane = lane
+    return app
 
 
 class _FirstAccepting:

@@ -26,6 +26,7 @@ from typing import Final
 
 import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.types import INVALID_REQUEST
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
@@ -53,6 +54,10 @@ class _Session:
     idle_since: float = field(default_factory=anyio.current_time)
     template: Scope | None = None
     """The scope of a request of this session (its headers, its principal), to end it with a DELETE of our own."""
+    requestor: object = None
+    """Who opened it, as the SDK's session manager tells (`authorization_context`; None when anonymous)."""
+    sdk_seen: float = field(default_factory=anyio.current_time)
+    """When the SDK's session manager last served one of its requests (the fast lane answers some itself)."""
 
 
 class HttpSessions:
@@ -185,7 +190,8 @@ class HttpSessions:
                 found = Headers(raw=message.get("headers", [])).get(_SESSION_HEADER)
                 if found is not None and message["status"] < 400:
                     created.append(found)
-                    self._add(found, _Session(client, in_flight=1, template=dict(scope)))
+                    session = _Session(client, in_flight=1, template=dict(scope), requestor=_requestor_of(scope))
+                    self._add(found, session)
                 settle_opening()
             await send(message)
 
@@ -233,6 +239,24 @@ class HttpSessions:
     async def _ended(self, session_id: str) -> None:
         if self._forget(session_id):
             await self._end_session(f"http:{session_id}")
+
+    # --- the fast lane's questions (`gateway.server.fast_lane`) ------------------------------------------------
+
+    def bound(self, session_id: str, scope: Scope) -> bool:
+        """Whether `session_id` is an open session opened by the credential of the request of `scope`."""
+        session = self._sessions.get(session_id)
+        return session is not None and session.requestor == _requestor_of(scope)
+
+    def served_by_sdk(self, session_id: str) -> None:
+        """A request of `session_id` goes to the SDK's session manager now."""
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.sdk_seen = anyio.current_time()
+
+    def sdk_idle(self, session_id: str) -> float:
+        """Seconds since the SDK's session manager last served a request of `session_id` (inf: unknown session)."""
+        session = self._sessions.get(session_id)
+        return math.inf if session is None else anyio.current_time() - session.sdk_seen
 
     # --- limits -------------------------------------------------------------------------------------------------
 
@@ -331,6 +355,12 @@ class HttpSessions:
                 await self.expire_idle()
             except Exception:
                 logger.exception("Ending idle HTTP sessions failed; trying again in %g s", interval)
+
+
+def _requestor_of(scope: Scope) -> object:
+    """The credential of a request as the SDK's session manager compares it with a session's creator."""
+    user = scope.get("user")
+    return authorization_context(user) if isinstance(user, AuthenticatedUser) else None
 
 
 def _client_of(scope: Scope) -> str:

@@ -13,9 +13,11 @@ tokens and session keys never enter a record (the session is kept only for the s
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import time
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 
@@ -33,6 +35,7 @@ __all__ = [
     "RequestObservation",
     "RequestObserver",
     "RequestRecord",
+    "error_outcome",
     "note_session",
     "note_tool",
 ]
@@ -108,6 +111,11 @@ def note_session(session_owner: str) -> None:
         record.session_owner = session_owner
 
 
+def error_outcome(code: int) -> str:
+    """The outcome of a request answered with the JSON-RPC error `code`."""
+    return _OUTCOMES.get(code, "error")
+
+
 def _outcome_of(result: HandlerResult) -> str:
     """A result's outcome; results reach the middleware as models or already in their wire shape."""
     if isinstance(result, dict):
@@ -127,6 +135,38 @@ class RequestObservation:
     def __init__(self) -> None:
         self.observers: list[RequestObserver] = []
 
+    @contextlib.contextmanager
+    def relayed_call(self, name: str) -> Generator[RequestRecord]:
+        """Observe a `tools/call` the fast lane answers (`gateway.server.fast_lane`), as the middleware would.
+
+        The caller sets the record's `outcome` (and `error_code`); an exception leaving the block is an
+        `internal_error`, a cancellation `cancelled`. There is no SDK server span to annotate on the fast lane.
+        """
+        record = RequestRecord(method="tools/call", name=name, tool=UNKNOWN_TOOL)
+        token = _current.set(record)
+        started = time.perf_counter()
+        try:
+            yield record
+        except anyio.get_cancelled_exc_class():
+            record.outcome = "cancelled"
+            raise
+        except Exception:
+            record.error_code = types.INTERNAL_ERROR
+            record.outcome = "internal_error"
+            raise
+        finally:
+            record.duration = time.perf_counter() - started
+            _current.reset(token)
+            self._tell(record)
+
+    def _tell(self, record: RequestRecord) -> None:
+        for observer in self.observers:
+            try:
+                observer.request_done(record)
+            except Exception:
+                # An observer's bug must not turn an answered request into a failed one.
+                logger.exception("Request observer %r failed", observer)
+
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:
             # A notification: nothing answers it, so there is no outcome or duration to tell.
@@ -144,7 +184,7 @@ class RequestObservation:
             return result
         except MCPError as exc:
             record.error_code = exc.error.code
-            record.outcome = _OUTCOMES.get(exc.error.code, "error")
+            record.outcome = error_outcome(exc.error.code)
             if record.outcome == "invalid_params" and record.tool == UNKNOWN_TOOL:
                 record.outcome = "unknown_tool"
             raise
@@ -163,9 +203,4 @@ class RequestObservation:
             record.duration = time.perf_counter() - started
             _current.reset(token)
             tracing.annotate_server_span(ctx, record.upstream, record.session_owner)
-            for observer in self.observers:
-                try:
-                    observer.request_done(record)
-                except Exception:
-                    # An observer's bug must not turn an answered request into a failed one.
-                    logger.exception("Request observer %r failed", observer)
+            self._tell(record)

@@ -65,6 +65,7 @@ async def serve_async(
     metrics_port: int | None = None,
     metrics_sock: socket.socket | None = None,
     http_parser: HttpParserChoice = "auto",
+    fast_lane: bool = True,
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -100,6 +101,8 @@ async def serve_async(
         metrics_sock: an already bound socket for that listener instead of `metrics_host`/`metrics_port`.
         http_parser: uvicorn's HTTP/1.1 parser: `auto` (httptools when the `speed` extra is installed, else h11),
             `h11` or `httptools` (`gateway.server.event_loop`).
+        fast_lane: relay eligible `tools/call` requests of upstream tools below the SDK's server over streamable
+            HTTP (`gateway.server.fast_lane`); False sends every request through the SDK.
 
     Raises:
         ConfigError: `host:port` cannot be bound (HTTP); `http_parser` names one that is not installed.
@@ -138,6 +141,7 @@ async def serve_async(
         metrics=metrics,
         metrics_token=metrics_token if metrics_token is not None else os.environ.get(METRICS_TOKEN_ENV) or None,
         metrics_port=metrics_sock.getsockname()[1] if metrics_sock is not None else None,
+        fast_lane=fast_lane,
     )
     config = uvicorn.Config(
         app,

@@ -27,7 +27,7 @@ from gateway.server.credential_requests import CallCredentials, no_credential_st
 from gateway.server.identity import CallIdentity
 from gateway.state import StateScope, StateStore
 from gateway.tools import ArtifactService, AuthCredential, State, ToolConfirmation
-from gateway.tools.context import InputRequired, ToolContext
+from gateway.tools.context import ClientFeatures, InputRequired, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 
 __all__ = [
@@ -123,7 +123,7 @@ def schema_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str
 class ProgressReporter:
     """Turns a long-running tool's yields into monotonic MCP progress."""
 
-    def __init__(self, features: McpClientFeatures) -> None:
+    def __init__(self, features: ClientFeatures) -> None:
         self._features = features
         self._last = 0.0
 

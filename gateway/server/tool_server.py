@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Final, Self
 
 import anyio
@@ -20,11 +20,11 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
-from gateway.errors import ToolNotFoundError, UpstreamUnavailableError
+from gateway.errors import GatewayError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures, deprecated_in_2026
 from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
-from gateway.server.extension import PendingCall, ServerExtension, ServerHooks
+from gateway.server.extension import PendingCall, RelayedTool, ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import RequestObservation, note_session, note_tool
 from gateway.server.policy import Policy
@@ -129,6 +129,8 @@ class ToolServer:
         self._sessions = SessionRegistry(self.end_session)
         self._log_levels: SessionRecords[types.LoggingLevel] = SessionRecords()
         self._active_calls = 0
+        self.relayed_calls = 0
+        """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.fast_lane`)."""
         self._state_attempts = StateAttempts(self.state_store)
         self.extension = extension
         self.listing = ToolListing(self.catalog, page_size, changes_after_calls=self._local_toolsets_in(self.catalog))
@@ -158,7 +160,9 @@ class ToolServer:
         self._spent_rounds = SpentRounds(security.ttl)
         self.server.middleware.append(self._sessions.end_call_sessions)
         self.policy = policy
+        self._searching = False
         if tool_search is not None and tool_search.mode != "off":
+            self._searching = True
             # Ahead of the policy guard: `call_tool` reaches it (and the handler) as a call of the tool it names.
             self.server.middleware.append(ToolSearch(tool_search, self._session_entries, policy))
         if policy is not None:
@@ -365,14 +369,50 @@ class ToolServer:
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 
+    async def relayed_call(
+        self, name: str, identity: CallIdentity
+    ) -> tuple[CatalogEntry, RelayedTool, types.LoggingLevel | None] | None:
+        """A call the fast lane may relay (`gateway.server.fast_lane`): its tool, how to run it, its log level.
+
+        None sends the call the general path: no extension tool, a policy, tool search, credentials, or local
+        toolsets whose lists a call may change apply here, or the tool cannot be found now (the general path
+        answers why).
+        """
+        extension = self.extension
+        if (
+            extension is None
+            or self.policy is not None
+            or self.credentials is not None
+            or self._searching
+            or self.listing.changes_after_calls
+            or not extension.relays_for(identity.session_owner)
+        ):
+            return None
+        readonly, _ = await self._readonly_context(identity)
+        try:
+            entry = await self.catalog.find(name, readonly)
+        except (GatewayError, MCPError):
+            return None
+        relayed = extension.relayed_call(entry, identity.session_owner)
+        if relayed is None:
+            return None
+        self.relayed_calls += 1
+        return entry, relayed, self._log_levels.get(identity.session_owner)
+
+    @contextlib.contextmanager
+    def running_call(self) -> Generator[None]:
+        """Count a call as running (`active_calls`) while inside."""
+        self._active_calls += 1
+        try:
+            yield
+        finally:
+            self._active_calls -= 1
+
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        self._active_calls += 1
-        try:
+        with self.running_call():
             return await self._call_tool(ctx, params)
-        finally:
-            self._active_calls -= 1
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

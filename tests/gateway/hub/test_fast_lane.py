@@ -1,0 +1,276 @@
+"""The fast lane: a handshake-era `tools/call` of an upstream tool relayed below the SDK's server, unseen by clients.
+
+Every case runs the same client calls against two gateways for the same config, one with the fast lane and one
+without (`fast_lane=False`: every request through the SDK), and compares what the client received field by field;
+`ToolServer.relayed_calls` proves which lane answered.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from hub_harness import (
+    DEADLINE,
+    ROOT,
+    SLOW_START,
+    Downstream,
+    FormFiller,
+    child_env,
+    connect,
+    gateway_server,
+    serving_http,
+    text_of,
+    upstream_http,
+    upstream_stdio,
+    wait_for_file,
+    write_config,
+)
+from mcp import Client, types
+
+from gateway.server import ToolServer
+from gateway.server.observation import RequestRecord
+
+pytestmark = pytest.mark.anyio
+
+FIXTURE_UPSTREAM = ROOT / "tests/conformance/fixture_upstream.py"
+FIXTURE_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("test_simple_text", {}),
+    ("test_image_content", {}),
+    ("test_audio_content", {}),
+    ("test_embedded_resource", {}),
+    ("test_multiple_content_types", {}),
+    ("test_error_handling", {}),
+    ("test_tool_with_logging", {}),
+    ("test_tool_with_progress", {}),
+    ("test_sampling", {"prompt": "Name a colour"}),
+    ("test_elicitation", {"message": "Who are you?"}),
+    ("test_elicitation_sep1034_defaults", {}),
+    ("test_elicitation_sep1330_enums", {}),
+    ("json_schema_2020_12_tool", {"name": "Ada", "address": {"street": "1 Loop Road", "city": "Localhost"}}),
+    ("test_sampling", {}),
+)
+"""The fixture upstream's tools (`--push`: sampling and elicitation pushed mid-call, as servers written before
+2026-07-28 do): text, image, audio, embedded resource, mixed blocks, `isError`, log messages, progress,
+`structuredContent`, an invalid call."""
+HANDSHAKE_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+
+
+@dataclass
+class Lane:
+    """One of the two gateways: its base URL and its server."""
+
+    url: str
+    server: ToolServer
+    records: list[RequestRecord] = field(default_factory=list[RequestRecord])
+
+    def request_done(self, record: RequestRecord) -> None:
+        if record.method == "tools/call":
+            self.records.append(record)
+
+
+@asynccontextmanager
+async def lanes(config: Path) -> AsyncGenerator[tuple[Lane, Lane]]:
+    """The gateway for `config` twice over HTTP: with the fast lane, and without it."""
+    fast_server, general_server = gateway_server(config), gateway_server(config)
+    async with (
+        serving_http(fast_server) as fast_url,
+        serving_http(general_server, fast_lane=False) as general_url,
+    ):
+        fast, general = Lane(fast_url, fast_server), Lane(general_url, general_server)
+        fast_server.observation.observers.append(fast)
+        general_server.observation.observers.append(general)
+        yield fast, general
+
+
+def _wire(result: types.CallToolResult) -> dict[str, Any]:
+    return result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+@dataclass
+class Heard:
+    """What a client heard besides results: progress and log messages, in order."""
+
+    progress: list[tuple[float, float | None, str | None]] = field(
+        default_factory=list[tuple[float, float | None, str | None]]
+    )
+    logs: list[tuple[str, Any]] = field(default_factory=list[tuple[str, Any]])
+
+    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.append((progress, total, message))
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.logs.append((params.level, params.data))
+
+
+async def _call_all(
+    client: Client, calls: tuple[tuple[str, dict[str, Any]], ...], heard: Heard
+) -> list[dict[str, Any]]:
+    with anyio.fail_after(DEADLINE):
+        # The session's first request other than `initialize` goes the general path; its calls then go fast.
+        await client.list_tools()
+    results: list[dict[str, Any]] = []
+    for name, arguments in calls:
+        with anyio.fail_after(DEADLINE):
+            results.append(_wire(await client.call_tool(name, arguments, progress_callback=heard.on_progress)))
+    return results
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_fixture_upstreams_results_arrive_on_the_fast_lane_field_for_field_as_on_the_general_path(
+    transport: str, tmp_path: Path
+) -> None:
+    entry: dict[str, Any] = {
+        "command": sys.executable,
+        "args": ["-I", str(FIXTURE_UPSTREAM), "stdio", "--push"],
+        "env": child_env(),
+        "prefix": "",
+        **SLOW_START,
+    }
+    async with upstream_http() as hub_url:
+        if transport == "http":
+            # Our own server mode stands in for an HTTP upstream here; the fixture's tools are over stdio.
+            entry = {"url": hub_url, "prefix": "", **SLOW_START}
+        config = write_config(tmp_path, {"fixture": entry})
+        calls = FIXTURE_CALLS if transport == "stdio" else HUB_CALLS
+        seen: dict[bool, tuple[list[dict[str, Any]], Heard]] = {}
+        async with lanes(config) as (fast, general):
+            for lane in (fast, general):
+                heard = Heard()
+                async with connect(
+                    lane.url, "legacy", logging_callback=heard.on_log, **FormFiller().callbacks()
+                ) as client:
+                    seen[lane is fast] = (await _call_all(client, calls, heard), heard)
+            assert fast.server.relayed_calls == len(calls)
+            assert general.server.relayed_calls == 0
+            # The request log and the metrics hear of each call alike.
+            observed = [[(r.name, r.tool, r.upstream, r.outcome) for r in lane.records] for lane in (fast, general)]
+            assert observed[0] == observed[1]
+    (fast_results, fast_heard), (general_results, general_heard) = seen[True], seen[False]
+    differences = {
+        f"{index}:{name}": {"fast": got, "general": want}
+        for index, ((name, _), got, want) in enumerate(zip(calls, fast_results, general_results, strict=True))
+        if got != want
+    }
+    assert differences == {}, json.dumps(differences, indent=1)[:6000]
+    assert fast_heard == general_heard
+    assert fast_heard.progress or transport == "http"
+
+
+HUB_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("echo", {"text": "héllo, ünïcode"}),
+    ("count_up", {"steps": 3}),
+    ("quiet_progress", {}),
+    ("ask_name", {}),
+    ("summarize", {"text": "a long story"}),
+    ("peek", {"marker": "nothing"}),
+    ("echo", {"text": 3}),
+)
+"""Our server mode's tools (`hub_upstream_tools.py`): progress with and without messages, an elicitation and a
+sampling request mid-call, an invalid argument."""
+
+
+async def _post(http: httpx2.AsyncClient, url: str, body: dict[str, Any], session: str | None) -> httpx2.Response:
+    headers = dict(HANDSHAKE_HEADERS)
+    if session is not None:
+        headers |= {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+    return await http.post(f"{url}/mcp", headers=headers, content=json.dumps(body))
+
+
+async def test_a_relayed_answer_is_byte_for_byte_the_sdks(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url, "prefix": "up"}})
+        async with lanes(config) as (fast, _general), httpx2.AsyncClient(timeout=DEADLINE) as http:
+            initialize = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            }
+            opened = await _post(
+                http, fast.url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}, None
+            )
+            session = opened.headers["mcp-session-id"]
+            await _post(http, fast.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+            answers: list[httpx2.Response] = []
+            for request_id in (1, 2):
+                # The same id both times: the first call is the SDK's (the session's first), the second relayed.
+                params = {"name": "up_echo", "arguments": {"text": "héllo"}}
+                call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": params}
+                answers.append(await _post(http, fast.url, call, session))
+                assert fast.server.relayed_calls == request_id - 1
+    sdk, relayed = answers
+    assert relayed.content == sdk.content
+    assert relayed.content.startswith(b'event: message\r\ndata: {"jsonrpc":"2.0","id":8,"result":{')
+    assert [(k, v) for k, v in relayed.headers.items() if k != "date"] == [
+        (k, v) for k, v in sdk.headers.items() if k != "date"
+    ]
+
+
+async def test_an_upstream_dying_mid_call_gives_the_general_paths_error_naming_it(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"up": upstream_stdio(tmp_path / "up.db")})
+    texts: list[str] = []
+    async with lanes(config) as (fast, general):
+        for lane in (fast, general):
+            async with connect(lane.url, "legacy") as client:
+                with anyio.fail_after(DEADLINE):
+                    await client.list_tools()
+                    died = await client.call_tool("up_crash", {})
+                    after = await client.call_tool("up_echo", {"text": "back again"})
+            assert died.is_error
+            assert text_of(after) == "back again"
+            texts.append(text_of(died))
+        assert (fast.server.relayed_calls, general.server.relayed_calls) == (2, 0)
+    assert texts[0] == texts[1]
+    assert texts[0].startswith("Upstream 'up': ")
+
+
+async def test_cancelling_a_relayed_call_cancels_the_upstream_tool(tmp_path: Path) -> None:
+    downstream = Downstream()
+    marker = tmp_path / "cancelled.txt"
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        async with lanes(config) as (fast, _general), connect(fast.url, "legacy") as client:
+            with anyio.fail_after(DEADLINE):
+                await client.list_tools()
+                async with anyio.create_task_group() as tg:
+
+                    async def call() -> None:
+                        arguments = {"marker": str(marker)}
+                        await client.call_tool("up_wait_forever", arguments, progress_callback=downstream.on_progress)
+
+                    tg.start_soon(call)
+                    await downstream.started.wait()
+                    tg.cancel_scope.cancel()
+                assert await wait_for_file(marker) == "cancelled"
+                after = await client.call_tool("up_echo", {"text": "still here"})
+            assert fast.server.relayed_calls == 2
+            assert [record.outcome for record in fast.records] == ["cancelled", "ok"]
+    assert text_of(after) == "still here"
+
+
+async def test_calls_the_gateway_must_treat_take_the_general_path(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"capped": {"url": url, "maxResultBytes": 10_000}, "open": {"url": url}})
+        async with lanes(config) as (fast, _general), connect(fast.url, "legacy") as client:
+            with anyio.fail_after(DEADLINE):
+                await client.list_tools()
+                capped = await client.call_tool("capped_echo", {"text": "capped"})
+                assert fast.server.relayed_calls == 0
+                keyed = await client.call_tool(
+                    "open_echo", {"text": "keyed"}, meta={"adk-mcp-gateway/session": "k" * 40}
+                )
+                assert fast.server.relayed_calls == 0
+                with pytest.raises(Exception, match="Unknown tool"):
+                    await client.call_tool("open_nothing", {})
+                assert fast.server.relayed_calls == 0
+                relayed = await client.call_tool("open_echo", {"text": "relayed"})
+                assert fast.server.relayed_calls == 1
+    assert [text_of(result) for result in (capped, keyed, relayed)] == ["capped", "keyed", "relayed"]
