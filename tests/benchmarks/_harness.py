@@ -3,7 +3,8 @@
 In-process servers run under uvicorn on a socket bound to `127.0.0.1:0` before they start (clients may connect at
 once; the kernel queues them until the app's lifespan is up), each in a task group owned by its context manager.
 Child processes (stdio upstreams, the CLI gateway whose memory is read) get their own process group, are asked to
-stop with SIGINT and are killed by group if they do not stop in time.
+stop with SIGINT and are killed by group if they do not stop in time. Sockets, ports and the in-process uvicorn
+come from `tests.support.loopback` (importable because the editable install puts the checkout's root on `sys.path`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -23,7 +23,6 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import httpx2
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import METHOD_NOT_FOUND
@@ -35,6 +34,7 @@ from gateway.config import load_config
 from gateway.hub import gateway_tools
 from gateway.server import ToolServer, serve_async
 from gateway.state import InMemoryStateStore
+from tests.support.loopback import bound_socket, serving_asgi
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -42,6 +42,8 @@ UPSTREAM_SCRIPT = HERE / "echo_upstream.py"
 DEADLINE = 60.0
 """Seconds any single wait (a start-up, a call, a shutdown) may take before the benchmark gives up."""
 STOP_GRACE = 15.0
+BACKLOG = 1024
+"""The listen backlog of the in-process servers' sockets (many sessions connect at once)."""
 
 
 @dataclass
@@ -67,49 +69,11 @@ class EventLoop:
 LOOP = EventLoop()
 
 
-def bound_socket() -> socket.socket:
-    """A listening TCP socket on `127.0.0.1` with a free port."""
-    # IPPROTO_TCP, not the default 0: asyncio sets TCP_NODELAY on accepted connections only when the socket's
-    # `proto` says TCP. Without it, Nagle plus delayed ACKs add ~40 ms to every JSON (2026-era) response.
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(1024)
-    return sock
-
-
-def free_port() -> int:
-    """A port that was free a moment ago (for a child process that binds it itself)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @asynccontextmanager
 async def serving_app(app: ASGIApp) -> AsyncIterator[str]:
     """Any ASGI app (the SDK's `MCPServer`, FastMCP) under uvicorn in this process; yields the base URL."""
-    with bound_socket() as sock:
-        config = uvicorn.Config(
-            app, lifespan="on", log_level="warning", timeout_graceful_shutdown=2, http=LOOP.http_parser
-        )
-        server = uvicorn.Server(config)
-        stopped = anyio.Event()
-
-        async def run() -> None:
-            try:
-                await server.serve(sockets=[sock])
-            finally:
-                stopped.set()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run)
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            finally:
-                server.should_exit = True
-                with anyio.move_on_after(STOP_GRACE, shield=True):
-                    await stopped.wait()
-                tg.cancel_scope.cancel()
+    async with serving_asgi(app, bound_socket(backlog=BACKLOG), grace=2, http=LOOP.http_parser) as base_url:
+        yield base_url
 
 
 def handshake_only(app: ASGIApp) -> ASGIApp:
@@ -130,7 +94,7 @@ def handshake_only(app: ASGIApp) -> ASGIApp:
 @asynccontextmanager
 async def serving_tools(tool_server: ToolServer) -> AsyncIterator[str]:
     """Our server mode (`serve_async(..., transport="http", sock=...)`) in this process; yields the base URL."""
-    with bound_socket() as sock:
+    with bound_socket(backlog=BACKLOG) as sock:
         async with anyio.create_task_group() as tg:
             tg.start_soon(
                 lambda: serve_async(
@@ -192,21 +156,6 @@ async def wait_until_healthy(base_url: str, process: anyio.abc.Process) -> None:
                 except httpx2.TransportError:
                     pass
                 await anyio.sleep(0.05)
-
-
-async def wait_until_listening(port: int, process: anyio.abc.Process) -> None:
-    """Wait until the child accepts TCP connections on `port` (servers without `/healthz`)."""
-    with anyio.fail_after(DEADLINE):
-        while True:
-            if process.returncode is not None:
-                raise RuntimeError(f"the child process exited with {process.returncode} before it was ready")
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-            else:
-                await stream.aclose()
-                return
 
 
 @asynccontextmanager

@@ -25,7 +25,6 @@ from _harness import (
     child_pids,
     child_process,
     connect,
-    free_port,
     gateway_server,
     quiesce,
     rss_mib,
@@ -33,7 +32,6 @@ from _harness import (
     serving_tools,
     stdio_upstream,
     wait_until_healthy,
-    wait_until_listening,
     write_config,
 )
 from _measure import CallFactory, median, timed, timed_listing, tool_call
@@ -41,6 +39,8 @@ from _raw_listing import raw_session
 from _report import Row, goal
 from _settings import Settings
 from mcp import Client
+
+from tests.support.loopback import free_port, wait_for_port
 
 logger = logging.getLogger("bench")
 
@@ -166,7 +166,7 @@ async def footprint_section(settings: Settings, upstream: str, directory: Path) 
         port = free_port()
         argv = [sys.executable, str(UPSTREAM_SCRIPT), "--http", str(port), "--loop", LOOP.name]
         async with child_process(argv, directory / "sdk-server.log") as process:
-            await wait_until_listening(port, process)
+            await wait_for_port(port, DEADLINE, process)
             figures["sdk idle"].append(rss_mib(process.pid))
             figures["sdk sessions"].append(await _rss_with_sessions(f"http://127.0.0.1:{port}", process.pid, sessions))
         async with cli_gateway(http_config, directory) as (url, process):

@@ -16,11 +16,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from _harness import LOOP, child_process, free_port, wait_until_healthy, write_config
+from _harness import LOOP, child_process, wait_until_healthy, write_config
 from _hop import ECHO
 from _measure import concurrent, median
 from _report import Row
 from _settings import SESSIONS, Settings
+
+from tests.support.loopback import free_port
 
 logger = logging.getLogger("bench")
 

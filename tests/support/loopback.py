@@ -1,13 +1,22 @@
-"""Loopback sockets and ports: a listening socket to hand a server, a free port for a child, a wait for that port."""
+"""Loopback sockets and ports: a listening socket to hand a server, a free port for a child, a wait for that port, and
+an ASGI app served by uvicorn in this process on such a socket."""
 
 from __future__ import annotations
 
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal
 
 import anyio
 import anyio.abc
+import uvicorn
+from starlette.types import ASGIApp
 
-__all__ = ["bound_socket", "free_port", "wait_for_port"]
+__all__ = ["bound_socket", "free_port", "serving_asgi", "wait_for_port"]
+
+_STOP_SLACK = 5.0
+"""Seconds beyond uvicorn's graceful shutdown that `serving_asgi` waits for it to stop before cancelling it."""
 
 
 def bound_socket(port: int = 0, *, backlog: int = 128) -> socket.socket:
@@ -50,3 +59,42 @@ async def wait_for_port(port: int, deadline: float, process: anyio.abc.Process |
             else:
                 await stream.aclose()
                 return
+
+
+@asynccontextmanager
+async def serving_asgi(
+    app: ASGIApp,
+    sock: socket.socket | None = None,
+    *,
+    log_level: str = "warning",
+    grace: float = 1.0,
+    http: Literal["auto", "h11", "httptools"] = "auto",
+) -> AsyncIterator[str]:
+    """Serve `app` (lifespan on) under uvicorn on `sock` (default: a fresh `bound_socket()`); yields the base URL.
+
+    The socket listens before uvicorn starts, so clients may connect at once (the kernel queues them until uvicorn
+    accepts). Leaving the block asks uvicorn to stop, gives its connections `grace` seconds to finish (uvicorn's
+    `timeout_graceful_shutdown`), cancels it if it has not stopped a few seconds later, and closes the socket.
+    `http` is uvicorn's HTTP parser.
+    """
+    sock = sock or bound_socket()
+    config = uvicorn.Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace, http=http)
+    server = uvicorn.Server(config)
+    stopped = anyio.Event()
+
+    async def run() -> None:
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            stopped.set()
+
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run)
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
+                server.should_exit = True
+                with anyio.move_on_after(grace + _STOP_SLACK, shield=True):
+                    await stopped.wait()
+                tg.cancel_scope.cancel()

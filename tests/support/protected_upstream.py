@@ -14,14 +14,11 @@ it, a thin layer records every request (`requests`, `seen`, `refused`) and answe
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -31,6 +28,7 @@ from gateway.server.http_app import create_app
 from gateway.server.oauth_settings import OAuthSettings
 from gateway.state import InMemoryStateStore
 from gateway.tools import FunctionTool
+from tests.support.loopback import bound_socket, serving_asgi
 from tests.support.oauth_provider import OAuthProvider
 
 __all__ = ["ProtectedUpstream", "protected_upstream"]
@@ -110,21 +108,13 @@ async def whoami() -> dict[str, Any]:
 @asynccontextmanager
 async def protected_upstream(provider: OAuthProvider) -> AsyncGenerator[ProtectedUpstream]:
     """Serve the protected upstream while the block runs."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        sock.listen(128)
-        upstream = ProtectedUpstream(url=f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", provider=provider)
-        settings = OAuthSettings(issuer=provider.issuer, resource=upstream.url, principal_claims=("aud", "act"))
-        app = upstream.guard(
-            create_app(
-                ToolServer([FunctionTool(whoami)], name="protected", state_store=InMemoryStateStore()), oauth=settings
-            )
+    sock = bound_socket()
+    upstream = ProtectedUpstream(url=f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", provider=provider)
+    settings = OAuthSettings(issuer=provider.issuer, resource=upstream.url, principal_claims=("aud", "act"))
+    app = upstream.guard(
+        create_app(
+            ToolServer([FunctionTool(whoami)], name="protected", state_store=InMemoryStateStore()), oauth=settings
         )
-        uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1))
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: uv.serve(sockets=[sock]))
-            try:
-                yield upstream
-            finally:
-                uv.should_exit = True
+    )
+    async with serving_asgi(app, sock):
+        yield upstream

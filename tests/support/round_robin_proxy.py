@@ -25,19 +25,16 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import httpx2
-import uvicorn
 from starlette.types import Message, Receive, Scope, Send
 
-from tests.support.loopback import bound_socket
+from tests.support.loopback import serving_asgi
 
 __all__ = ["Forwarded", "RoundRobinProxy"]
 
 _HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"te", b"trailer", b"upgrade", b"host", b"content-length"}
 )
-_STOP_GRACE = 5.0
 
 
 @dataclass(frozen=True)
@@ -144,32 +141,13 @@ class RoundRobinProxy:
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[str]:
         """Run the proxy on a free loopback port until the block ends; yields its base URL."""
-        sock = bound_socket()
-        config = uvicorn.Config(self, lifespan="on", log_level="critical", timeout_graceful_shutdown=1)
-        server = uvicorn.Server(config)
-        stopped = anyio.Event()
-
-        async def run() -> None:
-            try:
-                await server.serve(sockets=[sock])
-            finally:
-                stopped.set()
-
         # A fresh connection per request: a dead backend then refuses the connection (and is marked down) before
         # anything was sent, rather than failing a request on a pooled connection.
         limits = httpx2.Limits(max_connections=200, max_keepalive_connections=0)
         async with httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=300), limits=limits) as http:
             self._http = http
-            with sock:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(run)
-                    try:
-                        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-                    finally:
-                        server.should_exit = True
-                        with anyio.move_on_after(_STOP_GRACE, shield=True):
-                            await stopped.wait()
-                        tg.cancel_scope.cancel()
+            async with serving_asgi(self, log_level="critical") as base_url:
+                yield base_url
 
 
 async def _plain(send: Send, status: int, text: bytes) -> None:

@@ -16,17 +16,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
-import uvicorn
 from mcp import types
 from mcp.client.context import ClientRequestContext
-from starlette.types import ASGIApp
 
 from gateway.client import SseConnectionParams, StdioConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.connection import ConnectionParams
 from gateway.server import ToolServer, serve_async
 from gateway.state import InMemoryStateStore
 from tests.support import processes
-from tests.support.loopback import bound_socket
+from tests.support.loopback import bound_socket, serving_asgi
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -37,21 +35,6 @@ DEADLINE = 20.0
 Kind = Literal["ours", "sdk"]
 Transport = Literal["stdio", "sse", "http"]
 Mode = Literal["legacy", "auto"]
-
-
-@asynccontextmanager
-async def uvicorn_app(app: ASGIApp, sock: socket.socket | None = None) -> AsyncGenerator[str]:
-    """Serve an ASGI app under uvicorn on `sock` (default: a fresh loopback socket); yields the base URL."""
-    sock = sock or bound_socket()
-    config = uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
-    server = uvicorn.Server(config)
-    with sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: server.serve(sockets=[sock]))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            finally:
-                server.should_exit = True
 
 
 @asynccontextmanager
@@ -113,7 +96,7 @@ async def upstream(kind: Kind, transport: Transport, tmp_path: Path) -> AsyncGen
         return
     from sdk_upstream import http_app
 
-    async with uvicorn_app(http_app(transport)) as base_url:
+    async with serving_asgi(http_app(transport)) as base_url:
         yield http_params(base_url, transport)
 
 

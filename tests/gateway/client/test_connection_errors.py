@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from client_harness import DEADLINE, bound_socket, http_params, our_http_server, uvicorn_app
+from client_harness import DEADLINE, bound_socket, http_params, our_http_server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
@@ -18,7 +18,7 @@ from gateway.client import McpTool, McpToolset, StdioConnectionParams
 from gateway.client.connection import ConnectionParams
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ToolContext
-from tests.support.loopback import free_port
+from tests.support.loopback import free_port, serving_asgi
 from tests.support.processes import child_pids
 
 QUICK = 1.0
@@ -99,7 +99,7 @@ async def test_a_bare_command_beside_the_gateways_interpreter_starts_without_it_
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["sse", "http"])
 async def test_an_http_endpoint_that_is_not_mcp_is_unavailable(transport: HttpTransport) -> None:
-    async with uvicorn_app(website()) as base_url:
+    async with serving_asgi(website()) as base_url:
         message = await connect_error(http_params(base_url, transport))
     assert "404" in message
 
@@ -107,7 +107,7 @@ async def test_an_http_endpoint_that_is_not_mcp_is_unavailable(transport: HttpTr
 @pytest.mark.anyio
 @pytest.mark.parametrize("transport", ["sse", "http"])
 async def test_an_html_page_is_not_mistaken_for_an_mcp_server(transport: HttpTransport) -> None:
-    async with uvicorn_app(website()) as base_url:
+    async with serving_asgi(website()) as base_url:
         params = (
             http_params(base_url, "http", connect_timeout=QUICK)
             if transport == "http"

@@ -8,11 +8,12 @@ from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-from client_harness import DEADLINE, uvicorn_app
+from client_harness import DEADLINE
 from mcp.server.mcpserver import MCPServer
 
 from gateway.client import McpToolset, StreamableHTTPConnectionParams
 from gateway.tools import ToolContext
+from tests.support.loopback import serving_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +39,7 @@ async def docs_server() -> AsyncGenerator[str]:
     def logo() -> bytes:
         return LOGO
 
-    async with uvicorn_app(server.streamable_http_app()) as base_url:
+    async with serving_asgi(server.streamable_http_app()) as base_url:
         yield f"{base_url}/mcp"
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from client_harness import DEADLINE, http_params, our_http_server, uvicorn_app
+from client_harness import DEADLINE, http_params, our_http_server
 from mcp import types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.context import CallNext, HandlerResult
@@ -18,6 +18,7 @@ from gateway.client import McpToolset
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from gateway.tools import ToolContext
+from tests.support.loopback import serving_asgi
 
 PAGE_SIZE = 2
 
@@ -78,7 +79,7 @@ async def call(toolset: McpToolset, name: str, args: dict[str, Any] | None = Non
 async def test_tools_list_is_paginated_and_cached_until_the_server_announces_a_change() -> None:
     counter = MethodCounter()
     async with (
-        uvicorn_app(paginated_server(counter).streamable_http_app()) as base_url,
+        serving_asgi(paginated_server(counter).streamable_http_app()) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode="legacy") as toolset,
     ):
         assert await names(toolset) == ["grow", "tool_0", "tool_1", "tool_2", "tool_3"]
@@ -98,7 +99,7 @@ async def test_tools_list_is_paginated_and_cached_until_the_server_announces_a_c
 async def test_a_modern_session_without_a_change_subscription_lists_every_time() -> None:
     counter = MethodCounter()
     async with (
-        uvicorn_app(paginated_server(counter).streamable_http_app()) as base_url,
+        serving_asgi(paginated_server(counter).streamable_http_app()) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode="auto") as toolset,
     ):
         with anyio.fail_after(DEADLINE):
@@ -130,7 +131,7 @@ def growing_mcp_server(counter: MethodCounter) -> MCPServer:
 async def test_a_modern_session_caches_while_it_listens_for_changes() -> None:
     counter = MethodCounter()
     async with (
-        uvicorn_app(growing_mcp_server(counter).streamable_http_app()) as base_url,
+        serving_asgi(growing_mcp_server(counter).streamable_http_app()) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode="auto") as toolset,
     ):
         with anyio.fail_after(DEADLINE):
@@ -183,7 +184,7 @@ async def test_upstream_tools_with_names_adk_reserves_are_left_out(caplog: pytes
 
     server = Server("reserved", on_list_tools=on_list_tools)
     async with (
-        uvicorn_app(server.streamable_http_app()) as base_url,
+        serving_asgi(server.streamable_http_app()) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode="legacy") as toolset,
     ):
         assert await names(toolset) == ["lookup"]
@@ -194,7 +195,7 @@ async def test_upstream_tools_with_names_adk_reserves_are_left_out(caplog: pytes
 @pytest.mark.anyio
 async def test_a_cached_listing_gives_the_same_tool_objects_and_a_changed_one_new_ones_where_it_changed() -> None:
     async with (
-        uvicorn_app(paginated_server(MethodCounter()).streamable_http_app()) as base_url,
+        serving_asgi(paginated_server(MethodCounter()).streamable_http_app()) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode="legacy", tool_name_prefix="p") as toolset,
     ):
         with anyio.fail_after(DEADLINE):
@@ -213,7 +214,7 @@ async def test_a_cached_listing_gives_the_same_tool_objects_and_a_changed_one_ne
 async def test_a_cached_listing_follows_a_changed_filter_and_confirmation_policy() -> None:
     counter = MethodCounter()
     async with (
-        uvicorn_app(paginated_server(counter).streamable_http_app()) as base_url,
+        serving_asgi(paginated_server(counter).streamable_http_app()) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode="legacy", tool_filter=["tool_0"]) as toolset,
     ):
         first = await names(toolset)

@@ -18,7 +18,6 @@ from client_harness import (
     our_stdio,
     sdk_stdio,
     tiny_stdio,
-    uvicorn_app,
     wait_for_file,
 )
 from starlette.types import Receive, Scope, Send
@@ -26,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 from gateway.client import McpTool, McpToolset
 from gateway.server import SESSION_META_KEY
 from gateway.tools import ReadonlyContext, ToolContext
+from tests.support.loopback import serving_asgi
 from tests.support.processes import child_pids
 
 TOKENS = {"alice-token-0123456789": "alice", "bob-token-0123456789ab": "bob"}
@@ -253,7 +253,7 @@ async def test_sequential_calls_of_an_http_session_reuse_one_connection(mode: st
         await served(scope, receive, send)
 
     async with (
-        uvicorn_app(app) as base_url,
+        serving_asgi(app) as base_url,
         McpToolset(connection_params=http_params(base_url, "http"), mode=mode) as toolset,
     ):
         tool = await tool_named(toolset, "add")

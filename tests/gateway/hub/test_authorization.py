@@ -10,14 +10,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-import uvicorn
-from hub_harness import DEADLINE, bound_socket, gateway_server, serving_http, text_of, write_config
+from hub_harness import DEADLINE, gateway_server, serving_http, text_of, write_config
 from hub_upstream_tools import TOOLS
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer, create_app
 from gateway.state import InMemoryStateStore
+from tests.support.loopback import serving_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -43,14 +43,8 @@ class HeaderLog:
 async def logged_upstream() -> AsyncGenerator[tuple[str, HeaderLog]]:
     """Our server mode over HTTP behind a `HeaderLog`; yields its `/mcp` URL and the log."""
     log = HeaderLog(create_app(ToolServer(TOOLS, name="upstream", state_store=InMemoryStateStore()), auth_tokens={}))
-    server = uvicorn.Server(uvicorn.Config(log, lifespan="on", log_level="warning", timeout_graceful_shutdown=1))
-    with bound_socket() as sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: server.serve(sockets=[sock]))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp", log
-            finally:
-                server.should_exit = True
+    async with serving_asgi(log) as base_url:
+        yield f"{base_url}/mcp", log
 
 
 async def echo_through(base_url: str) -> str:

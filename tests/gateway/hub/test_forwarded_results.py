@@ -14,11 +14,12 @@ from typing import Any
 
 import anyio
 import pytest
-import uvicorn
-from hub_harness import DEADLINE, bound_socket, connect, gateway_http, write_config
+from hub_harness import DEADLINE, connect, gateway_http, write_config
 from mcp import types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+
+from tests.support.loopback import serving_asgi
 
 pytestmark = pytest.mark.anyio
 
@@ -44,17 +45,8 @@ def _upstream() -> Server[Any]:
 
 @asynccontextmanager
 async def _served(server: Server[Any]) -> AsyncGenerator[str]:
-    app = server.streamable_http_app()
-    uvicorn_server = uvicorn.Server(
-        uvicorn.Config(app, lifespan="on", log_level="warning", timeout_graceful_shutdown=1)
-    )
-    with bound_socket() as sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: uvicorn_server.serve(sockets=[sock]))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
-            finally:
-                uvicorn_server.should_exit = True
+    async with serving_asgi(server.streamable_http_app()) as base_url:
+        yield f"{base_url}/mcp"
 
 
 async def test_a_result_breaking_its_output_schema_reaches_the_client_as_the_upstream_sent_it(tmp_path: Path) -> None:
