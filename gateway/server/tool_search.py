@@ -2,9 +2,10 @@
 
 A `ToolServer` with `tool_search` (the config's `toolSearch`) adds this middleware ahead of its policy guard:
 
-- `tools/list` answers `search_tools(query, limit)`, `call_tool(name, arguments)` and the tools the settings mark
-  always visible, when the mode is `on`, or `auto` and the caller may use more tools than the threshold.
-  Otherwise the listing is the usual one.
+- `tools/list` answers `search_tools(query, limit)`, `call_tool(name, arguments)`, the tools the settings mark
+  always visible and any toolset's sign-in tool (`gateway.tools.auth_sign_in`: a user who has not signed in to
+  that source yet sees it, as without search), when the mode is `on`, or `auto` and the caller may use more tools
+  than the threshold. Otherwise the listing is the usual one.
 - `search_tools` ranks the caller's catalog by BM25 (`gateway.server.tool_index`) and answers each hit's name,
   title, description and full input schema. The catalog is the session's, so upstreams' `allowTools`/`denyTools`
   hold, and hits the caller's policy does not allow are left out: search never reveals such a tool.
@@ -36,6 +37,7 @@ from gateway.server.catalog import CatalogEntry
 from gateway.server.identity import current_principal
 from gateway.server.policy import Policy
 from gateway.server.tool_index import ToolIndex
+from gateway.tools.auth_sign_in import SignInTool
 
 __all__ = ["CALL_TOOL", "SEARCH_TOOL", "ToolSearch", "ToolSearchSettings"]
 
@@ -156,11 +158,7 @@ class ToolSearch:
         if not searching:
             return await call_next(ctx)
         if ctx.method == "tools/list":
-            shown = [
-                entry.mcp_tool
-                for entry in visible
-                if any(fnmatchcase(entry.tool.name, glob) for glob in self.settings.always_visible)
-            ]
+            shown = [entry.mcp_tool for entry in visible if self._listed(entry)]
             return types.ListToolsResult(tools=[_search_tool(len(visible)), _CALL_TOOL, *shown])
         arguments = params.get("arguments")
         arguments = cast("dict[str, Any]", arguments) if isinstance(arguments, dict) else {}
@@ -174,6 +172,14 @@ class ToolSearch:
             return _refusal(f"{CALL_TOOL}'s 'arguments' must be an object (the tool's arguments by name).")
         # From here on this is a call of `name`: the policy guard, the handler and any extension see only that.
         return await call_next(dataclasses.replace(ctx, params={**params, "name": name, "arguments": inner}))
+
+    def _listed(self, entry: CatalogEntry) -> bool:
+        """Whether a tool is listed beside the search tools: the settings mark it always visible, or it is a
+        toolset's sign-in tool (a user who has not signed in to a source must be told where to, and its tools can
+        be found only afterwards)."""
+        return isinstance(entry.tool, SignInTool) or any(
+            fnmatchcase(entry.tool.name, glob) for glob in self.settings.always_visible
+        )
 
     async def _search(self, visible: list[CatalogEntry], arguments: dict[str, Any]) -> types.CallToolResult:
         query = arguments.get("query")

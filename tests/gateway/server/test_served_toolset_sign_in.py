@@ -7,55 +7,63 @@ URL-elicitation handler follows the URL like a browser.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import anyio
 import pytest
+from docs_toolset import docs_toolset
 from mcp import types
 from server_harness import DEADLINE, ERAS, Era, connect, http_server
 from sign_in_harness import Browser, new_key
 
-from gateway.client import McpToolset, StreamableHTTPConnectionParams
+from gateway import hub
+from gateway.config import load_config
+from gateway.hub import gateway_tools
 from gateway.server import ToolServer
-from gateway.tools import (
-    AuthCredential,
-    AuthCredentialTypes,
-    OAuth2,
-    OAuth2Auth,
-    OAuthFlowAuthorizationCode,
-    OAuthFlows,
-)
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
 
 pytestmark = pytest.mark.anyio
 
 CLIENT_ID, CLIENT_SECRET = "docs-app", "docs-secret"
+DOCS_TOOLSET = Path(__file__).resolve().parent / "docs_toolset.py"
+
+
+Via = Literal["tool_server", "config"]
 
 
 @asynccontextmanager
-async def gateway_to_docs() -> AsyncGenerator[tuple[str, ProtectedUpstream, ToolServer]]:
-    """The provider, the protected upstream, and our server serving an `McpToolset` for it (prefix `docs`)."""
+async def gateway_to_docs(
+    via: Via = "tool_server", tmp_path: Path | None = None, **config: Any
+) -> AsyncGenerator[tuple[str, ProtectedUpstream, ToolServer]]:
+    """The provider, the protected upstream, and our server serving an `McpToolset` for it (prefix `docs`).
+
+    `via="tool_server"`: `ToolServer([toolset])`. `via="config"`: a gateway.json in `tmp_path` (with `config`'s
+    keys) whose `tools` entry is `docs_toolset.py:TOOLS`, served as `adk-mcp-gateway serve CONFIG` serves it: the
+    loaded config's tools through the hub.
+    """
     async with OAuthProvider() as provider, protected_upstream(provider) as upstream:
         provider.audience = upstream.url
-        flow = OAuthFlowAuthorizationCode(
-            authorizationUrl=provider.authorization_endpoint,
-            tokenUrl=provider.token_endpoint,
-            scopes={"docs.read": "Read your documents"},
-        )
-        docs = McpToolset(
-            connection_params=StreamableHTTPConnectionParams(url=upstream.url, connect_timeout=DEADLINE),
-            auth_scheme=OAuth2(flows=OAuthFlows(authorizationCode=flow)),
-            auth_credential=AuthCredential(
-                auth_type=AuthCredentialTypes.OAUTH2,
-                oauth2=OAuth2Auth(client_id=CLIENT_ID, client_secret=CLIENT_SECRET),
-            ),
-            credential_key="docs",
-            tool_name_prefix="docs",
-        )
-        server = ToolServer([docs], credential_keys=[new_key()])
+        endpoints = (upstream.url, provider.authorization_endpoint, provider.token_endpoint, CLIENT_ID, CLIENT_SECRET)
+        if via == "tool_server":
+            server = ToolServer([docs_toolset(*endpoints, connect_timeout=DEADLINE)], credential_keys=[new_key()])
+        else:
+            assert tmp_path is not None
+            path = tmp_path / "gateway.json"
+            path.write_text(json.dumps({"name": "docs-gateway", "tools": [f"{DOCS_TOOLSET}:TOOLS"], **config}))
+            names = ("DOCS_MCP_URL", "OAUTH_AUTHORIZE_URL", "OAUTH_TOKEN_URL", "OAUTH_CLIENT_ID", "OAUTH_CLIENT_SECRET")
+            with pytest.MonkeyPatch.context() as env:
+                for name, value in zip(names, endpoints, strict=True):
+                    env.setenv(name, value)
+                loaded = load_config(path)
+                options: dict[str, Any] = {"tool_search": loaded.tool_search.settings()} if loaded.tool_search else {}
+                server = hub.gateway_server(
+                    gateway_tools(loaded), name=loaded.name, credential_keys=[new_key()], **options
+                )
         async with http_server(server) as base_url:
             provider.add_client(
                 client_id=CLIENT_ID,
@@ -153,3 +161,52 @@ async def test_a_signed_in_user_lists_the_upstreams_tools_in_a_new_session_witho
         assert answer.structured_content["sub"] == "alice"
         assert later.asked == []
         assert set(subjects(upstream)) == {"alice"}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_toolset_from_a_gateway_config_served_through_the_hub_signs_each_user_in_the_same_way(
+    era: Era, tmp_path: Path
+) -> None:
+    async with gateway_to_docs("config", tmp_path) as (base_url, upstream, _server):
+        browser = Browser()
+        options = {"elicitation_callback": browser.elicit, "message_handler": browser.on_message}
+        async with connect("http", era, base_url, **options) as client:
+            with anyio.fail_after(DEADLINE):
+                before = await client.list_tools()
+                signed_in = await client.call_tool("docs_sign_in", {})
+                after = await client.list_tools()
+                answer = await client.call_tool("docs_whoami", {})
+    assert [tool.name for tool in before.tools] == ["docs_sign_in"]
+    assert not signed_in.is_error, signed_in
+    assert len(browser.asked) == 1
+    assert browser.asked[0].url.startswith(upstream.provider.authorization_endpoint + "?")
+    assert [tool.name for tool in after.tools] == ["docs_whoami"]
+    assert not answer.is_error, answer
+    assert answer.structured_content is not None
+    assert answer.structured_content["sub"] == "alice"
+    assert set(subjects(upstream)) == {"alice"}
+
+
+async def test_with_tool_search_on_a_user_who_has_not_signed_in_is_shown_the_sign_in_tool_next_to_search(
+    tmp_path: Path,
+) -> None:
+    async with gateway_to_docs("config", tmp_path, toolSearch="on") as (base_url, upstream, _server):
+        browser = Browser()
+        options = {"elicitation_callback": browser.elicit, "message_handler": browser.on_message}
+        async with connect("http", "legacy", base_url, **options) as client:
+            with anyio.fail_after(DEADLINE):
+                before = await client.list_tools()
+                signed_in = await client.call_tool("call_tool", {"name": "docs_sign_in", "arguments": {}})
+                after = await client.list_tools()
+                found = await client.call_tool("search_tools", {"query": "my token claims"})
+                answer = await client.call_tool("call_tool", {"name": "docs_whoami", "arguments": {}})
+    # Not signed in: the gate's one tool is listed beside the search tools (searching would not tell the model
+    # that it must sign in first); once signed in, the upstream's tools are found by search, not listed.
+    assert [tool.name for tool in before.tools] == ["search_tools", "call_tool", "docs_sign_in"]
+    assert not signed_in.is_error, signed_in
+    assert [tool.name for tool in after.tools] == ["search_tools", "call_tool"]
+    assert found.structured_content is not None
+    assert [hit["name"] for hit in found.structured_content["tools"]] == ["docs_whoami"]
+    assert answer.structured_content is not None
+    assert answer.structured_content["sub"] == "alice"
+    assert set(subjects(upstream)) == {"alice"}
