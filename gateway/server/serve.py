@@ -148,6 +148,8 @@ async def serve_async(
         host=host,
         port=port,
         lifespan="on",
+        # No WebSocket endpoint here: "auto" would import the websockets package (~0.5 MiB resident) for nothing.
+        ws="none",
         http=timed_protocol(RequestTimeouts(header_timeout=header_timeout, body_timeout=body_timeout), parser),
         log_level="warning",
         timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
