@@ -3,8 +3,9 @@ an ASGI app served by uvicorn in this process on such a socket."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
 from typing import Literal
 
@@ -61,6 +62,21 @@ async def wait_for_port(port: int, deadline: float, process: anyio.abc.Process |
                 return
 
 
+class _UnsignalledServer(uvicorn.Server):
+    """A uvicorn server that leaves the process's signal handlers alone (nothing signals a server in a test).
+
+    uvicorn's `serve()` installs SIGINT/SIGTERM handlers and puts the previous ones back when it returns: right only
+    when servers stop in the reverse order of their starts. One started before a `serve_async` server (which
+    installs its handler a few scheduling steps later) and stopped first left its handler installed for good, and
+    sse-starlette, which finds the process's uvicorn server through that handler, then cut every SSE response of
+    every server in the process (tests/support/test_loopback.py).
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None]:
+        yield
+
+
 @asynccontextmanager
 async def serving_asgi(
     app: ASGIApp,
@@ -75,11 +91,11 @@ async def serving_asgi(
     The socket listens before uvicorn starts, so clients may connect at once (the kernel queues them until uvicorn
     accepts). Leaving the block asks uvicorn to stop, gives its connections `grace` seconds to finish (uvicorn's
     `timeout_graceful_shutdown`), cancels it if it has not stopped a few seconds later, and closes the socket.
-    `http` is uvicorn's HTTP parser.
+    `http` is uvicorn's HTTP parser. The server installs no signal handlers (`_UnsignalledServer`).
     """
     sock = sock or bound_socket()
     config = uvicorn.Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace, http=http)
-    server = uvicorn.Server(config)
+    server = _UnsignalledServer(config)
     stopped = anyio.Event()
 
     async def run() -> None:
