@@ -202,6 +202,11 @@ def _timed_httptools_protocol(timeouts: RequestTimeouts) -> type[asyncio.Protoco
             if self._clock.phase == "done":
                 self._clock.arm("headers")
 
+        def on_header(self, name: bytes, value: bytes) -> None:
+            # A field value's surrounding whitespace is not part of it (RFC 9110 5.5); h11 strips it, httptools
+            # hands it over as sent, and the SDK then compared a padded `Mcp-Session-Id` or `Mcp-Name` verbatim.
+            super().on_header(name, value.strip(b" \t"))
+
         def on_headers_complete(self) -> None:
             super().on_headers_complete()
             self._clock.arm("body")

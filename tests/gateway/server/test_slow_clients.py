@@ -171,3 +171,33 @@ async def test_more_stalled_uploads_than_descriptors_leave_healthz_answering_and
     assert health.status_code == 200
     assert stderr.count("Traceback") <= 5, stderr[-2000:]
     assert len(stderr) < 100_000
+
+
+async def test_whitespace_around_a_header_value_is_not_part_of_it_under_either_parser(parser: str) -> None:
+    # HTTP strips optional whitespace around a field value; h11 does, httptools hands it over as sent, and the
+    # SDK then refused a session id with a trailing tab (404) and an `Mcp-Name` with spaces (conformance sep-2243).
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).encode()
+    async with http_server(http_parser=parser) as base_url, httpx2.AsyncClient() as http:
+        with anyio.fail_after(DEADLINE):
+            opened = await http.post(f"{base_url}/mcp", json=initialize, headers=headers)
+            session_id = opened.headers["mcp-session-id"].encode()
+            # httpx2 refuses to send such a value, so the request is written by hand.
+            request = (
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Accept: application/json, text/event-stream\r\nMcp-Protocol-Version: 2025-11-25\r\n"
+                b"Mcp-Session-Id: \t" + session_id + b" \t\r\nConnection: close\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
+            async with await _connect(base_url) as stream:
+                await stream.send(request)
+                answer = await _read_until_closed(stream)
+    assert opened.status_code == 200
+    assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+    assert b'"tools"' in answer
