@@ -117,6 +117,13 @@ class CallStream:
         self.asked: list[tuple[str, RequestId]] = []
         """The requests sent to the client on this stream (`Questions`)."""
 
+    async def write_raw(self, request_id: RequestId, result: bytes) -> None:
+        """Write the stream's one and last event: the response to `request_id` whose result is the JSON `result`."""
+        envelope = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id, ensure_ascii=False).encode() + b',"result":'
+        await self._send({"type": "http.response.start", "status": 200, "headers": self._headers})
+        body = b"event: message\r\ndata: " + envelope + result + b"}\r\n\r\n"
+        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+
     async def write(self, message: dict[str, Any], *, last: bool = False) -> None:
         async with self._lock:
             if not self._started:

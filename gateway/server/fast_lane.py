@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any, Final, cast
 
 import anyio
@@ -140,8 +141,10 @@ class FastLane:
             running.cancel()
             await _accepted(send, session_id)
             return True
-        if method != "tools/call" or request_id is None or not await self._takes(headers, scope):
+        if method not in ("tools/call", "tools/list") or request_id is None or not await self._takes(headers, scope):
             return False
+        if method == "tools/list":
+            return await self._list(message, request_id, headers, send, session_id)
         params = message.get("params")
         if not isinstance(params, dict):
             return False
@@ -188,6 +191,28 @@ class FastLane:
         # Content-Type, Host and Origin as the SDK's transport checks them (it answers the refusal).
         return await self._host_check.validate_request(Request(scope), is_post=True) is None
 
+    async def _list(
+        self, message: dict[str, Any], request_id: RequestId, headers: Headers, send: Send, session_id: str
+    ) -> bool:
+        """Answer a `tools/list` from the page the SDK's path cached, if there is one; whether it was answered."""
+        params: Any = message.get("params")
+        fields = cast("dict[str, Any]", params) if isinstance(params, dict) else {}
+        cursor = fields.get("cursor")
+        if (params is not None and not isinstance(params, dict)) or not set(fields) <= {"cursor"}:
+            return False
+        if cursor is not None and not isinstance(cursor, str):
+            return False
+        identity = CallIdentity(current_principal().name, f"http:{session_id}")
+        version = headers.get("mcp-protocol-version", "")
+        started = time.perf_counter()
+        page = await self._tool_server.relayed_listing(identity, version, cursor)
+        if page is None:
+            return False
+        with self._tool_server.observation.relayed("tools/list", started=started) as record:
+            record.session_owner = identity.session_owner
+            await CallStream(send, session_id).write_raw(request_id, page)
+        return True
+
     async def _relay(  # noqa: PLR0917 - private, called once
         self,
         request_id: RequestId,
@@ -222,7 +247,7 @@ class FastLane:
         self._running[key] = scope
         answer: dict[str, Any] = {}
         try:
-            with self._tool_server.running_call(), self._tool_server.observation.relayed_call(name) as record:
+            with self._tool_server.running_call(), self._tool_server.observation.relayed("tools/call", name) as record:
                 record.session_owner = identity.session_owner
                 record.tool, record.upstream = _entry.tool.name, _entry.upstream or ""
                 try:

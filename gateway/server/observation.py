@@ -136,15 +136,17 @@ class RequestObservation:
         self.observers: list[RequestObserver] = []
 
     @contextlib.contextmanager
-    def relayed_call(self, name: str) -> Generator[RequestRecord]:
-        """Observe a `tools/call` the fast lane answers (`gateway.server.fast_lane`), as the middleware would.
+    def relayed(self, method: str, name: str = "", *, started: float | None = None) -> Generator[RequestRecord]:
+        """Observe a request the fast lane answers (`gateway.server.fast_lane`), as the middleware would.
 
-        The caller sets the record's `outcome` (and `error_code`); an exception leaving the block is an
-        `internal_error`, a cancellation `cancelled`. There is no SDK server span to annotate on the fast lane.
+        `name` is the tool a `tools/call` names. The caller sets the record's `outcome` (and `error_code`); an
+        exception leaving the block is an `internal_error`, a cancellation `cancelled`. There is no SDK server span
+        to annotate on the fast lane. `started`: when the request arrived (`time.perf_counter()`; default: now).
         """
-        record = RequestRecord(method="tools/call", name=name, tool=UNKNOWN_TOOL)
+        record = RequestRecord(method=method, name=name, tool=UNKNOWN_TOOL if method == "tools/call" else "")
         token = _current.set(record)
-        started = time.perf_counter()
+        if started is None:
+            started = time.perf_counter()
         try:
             yield record
         except anyio.get_cancelled_exc_class():

@@ -36,8 +36,12 @@ from hub_harness import (
 )
 from mcp import Client, types
 
+from gateway import hub
+from gateway.config import load_config
+from gateway.hub import gateway_tools
 from gateway.server import ToolServer
 from gateway.server.observation import RequestRecord
+from gateway.state import InMemoryStateStore
 
 pytestmark = pytest.mark.anyio
 
@@ -73,14 +77,17 @@ class Lane:
     records: list[RequestRecord] = field(default_factory=list[RequestRecord])
 
     def request_done(self, record: RequestRecord) -> None:
-        if record.method == "tools/call":
-            self.records.append(record)
+        self.records.append(record)
 
 
 @asynccontextmanager
-async def lanes(config: Path) -> AsyncGenerator[tuple[Lane, Lane]]:
+async def lanes(config: Path, page_size: int | None = None) -> AsyncGenerator[tuple[Lane, Lane]]:
     """The gateway for `config` twice over HTTP: with the fast lane, and without it."""
-    fast_server, general_server = gateway_server(config), gateway_server(config)
+    fast_server, general_server = (
+        (gateway_server(config), gateway_server(config))
+        if page_size is None
+        else (paged(config, page_size), paged(config, page_size))
+    )
     async with (
         serving_http(fast_server) as fast_url,
         serving_http(general_server, fast_lane=False) as general_url,
@@ -89,6 +96,14 @@ async def lanes(config: Path) -> AsyncGenerator[tuple[Lane, Lane]]:
         fast_server.observation.observers.append(fast)
         general_server.observation.observers.append(general)
         yield fast, general
+
+
+def paged(config: Path, page_size: int) -> ToolServer:
+    """The gateway for `config` listing `page_size` tools per page."""
+    loaded = load_config(config)
+    return hub.gateway_server(
+        gateway_tools(loaded), name=loaded.name, state_store=InMemoryStateStore(), page_size=page_size
+    )
 
 
 def _wire(result: types.CallToolResult) -> dict[str, Any]:
@@ -152,7 +167,9 @@ async def test_the_fixture_upstreams_results_arrive_on_the_fast_lane_field_for_f
             assert fast.server.relayed_calls == len(calls)
             assert general.server.relayed_calls == 0
             # The request log and the metrics hear of each call alike.
-            observed = [[(r.name, r.tool, r.upstream, r.outcome) for r in lane.records] for lane in (fast, general)]
+            observed = [
+                [(r.method, r.name, r.tool, r.upstream, r.outcome) for r in lane.records] for lane in (fast, general)
+            ]
             assert observed[0] == observed[1]
     (fast_results, fast_heard), (general_results, general_heard) = seen[True], seen[False]
     differences = {
@@ -214,6 +231,41 @@ async def test_a_relayed_answer_is_byte_for_byte_the_sdks(tmp_path: Path) -> Non
     ]
 
 
+async def _opened(http: httpx2.AsyncClient, url: str) -> str:
+    """A handshake-era session opened with raw requests; its id."""
+    initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    opened = await _post(http, url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}, None)
+    session = opened.headers["mcp-session-id"]
+    await _post(http, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    return session
+
+
+async def test_warm_tool_listing_pages_come_from_the_cache_byte_for_byte_as_the_sdk_sends_them(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        async with lanes(config, page_size=4) as (fast, general), httpx2.AsyncClient(timeout=DEADLINE) as http:
+            bodies: dict[str, list[bytes]] = {}
+            for lane in (fast, general):
+                session = await _opened(http, lane.url)
+                for attempt in ("cold", "warm"):
+                    cursor: str | None = None
+                    while True:
+                        params = {} if cursor is None else {"cursor": cursor}
+                        request = {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": params}
+                        answer = await _post(http, lane.url, request, session)
+                        bodies.setdefault(f"{lane is fast}-{attempt}", []).append(answer.content)
+                        data = answer.content.split(b"data: ", 1)[1]
+                        cursor = json.loads(data)["result"].get("nextCursor")
+                        if cursor is None:
+                            break
+            assert (fast.server.relayed_listings, general.server.relayed_listings) == (3, 0)
+            # The request log and the metrics hear of every page, cached or not.
+            heard = [(r.method, r.outcome) for r in fast.records if r.method != "initialize"]
+            assert heard == [("tools/list", "ok")] * 6
+    assert len(bodies["True-cold"]) == 3
+    assert bodies["True-warm"] == bodies["True-cold"] == bodies["False-warm"] == bodies["False-cold"]
+
+
 async def test_an_upstream_dying_mid_call_gives_the_general_paths_error_naming_it(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"up": upstream_stdio(tmp_path / "up.db")})
     texts: list[str] = []
@@ -252,7 +304,7 @@ async def test_cancelling_a_relayed_call_cancels_the_upstream_tool(tmp_path: Pat
                 assert await wait_for_file(marker) == "cancelled"
                 after = await client.call_tool("up_echo", {"text": "still here"})
             assert fast.server.relayed_calls == 2
-            assert [record.outcome for record in fast.records] == ["cancelled", "ok"]
+            assert [r.outcome for r in fast.records if r.method == "tools/call"] == ["cancelled", "ok"]
     assert text_of(after) == "still here"
 
 
