@@ -32,8 +32,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway import hub
 from gateway.config import load_config
 from gateway.hub import gateway_tools
-from gateway.server import ToolServer, serve_async
+from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
+from tests.support import loopback
 from tests.support.loopback import bound_socket, serving_asgi
 
 HERE = Path(__file__).resolve().parent
@@ -94,17 +95,9 @@ def handshake_only(app: ASGIApp) -> ASGIApp:
 @asynccontextmanager
 async def serving_tools(tool_server: ToolServer) -> AsyncIterator[str]:
     """Our server mode (`serve_async(..., transport="http", sock=...)`) in this process; yields the base URL."""
-    with bound_socket(backlog=BACKLOG) as sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(
-                lambda: serve_async(
-                    tool_server, transport="http", sock=sock, auth_tokens={}, http_parser=LOOP.http_parser
-                )
-            )
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            finally:
-                tg.cancel_scope.cancel()
+    sock = bound_socket(backlog=BACKLOG)
+    async with loopback.serving_tools(tool_server, sock, http_parser=LOOP.http_parser) as base_url:
+        yield base_url
 
 
 def write_config(directory: Path, name: str, servers: dict[str, dict[str, Any]]) -> Path:

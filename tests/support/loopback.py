@@ -1,5 +1,5 @@
 """Loopback sockets and ports: a listening socket to hand a server, a free port for a child, a wait for that port, and
-an ASGI app served by uvicorn in this process on such a socket."""
+servers in this process on such a socket (any ASGI app under uvicorn; our server mode's `serve_async`)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,16 @@ import contextlib
 import socket
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["bound_socket", "free_port", "serving_asgi", "wait_for_port"]
+from gateway.server import ToolServer, serve_async
+
+__all__ = ["bound_socket", "free_port", "serving_asgi", "serving_tools", "wait_for_port"]
 
 _STOP_SLACK = 5.0
 """Seconds beyond uvicorn's graceful shutdown that `serving_asgi` waits for it to stop before cancelling it."""
@@ -113,4 +115,24 @@ async def serving_asgi(
                 server.should_exit = True
                 with anyio.move_on_after(grace + _STOP_SLACK, shield=True):
                     await stopped.wait()
+                tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving_tools(
+    tool_server: ToolServer, sock: socket.socket | None = None, **options: Any
+) -> AsyncIterator[str]:
+    """Our server mode over HTTP in this process: `serve_async(tool_server, transport="http", sock=sock, **options)`
+    on `sock` (default: a fresh `bound_socket()`) in a task group; yields the base URL, cancels the server after.
+
+    Without `auth_tokens` in `options` the server requires none (whatever the environment says).
+    """
+    options.setdefault("auth_tokens", {})
+    sock = sock or bound_socket()
+    with sock:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, **options))
+            try:
+                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+            finally:
                 tg.cancel_scope.cancel()

@@ -11,20 +11,15 @@ import socket
 import sys
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio
-from mcp import types
-from mcp.client.context import ClientRequestContext
-
 from gateway.client import SseConnectionParams, StdioConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.connection import ConnectionParams
-from gateway.server import ToolServer, serve_async
+from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from tests.support import processes
-from tests.support.loopback import bound_socket, serving_asgi
+from tests.support.loopback import serving_asgi, serving_tools
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -45,15 +40,8 @@ async def our_http_server(
     from upstream_tools import TOOLS
 
     server = tool_server or ToolServer(TOOLS, state_store=InMemoryStateStore())
-    sock = sock or bound_socket()
-    options.setdefault("auth_tokens", {})
-    with sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_async(server, transport="http", sock=sock, **options))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            finally:
-                tg.cancel_scope.cancel()
+    async with serving_tools(server, sock, **options) as base_url:
+        yield base_url
 
 
 def our_stdio(state: Path, **options: Any) -> StdioConnectionParams:
@@ -103,38 +91,3 @@ async def upstream(kind: Kind, transport: Transport, tmp_path: Path) -> AsyncGen
 async def wait_for_file(path: Path) -> str:
     """The text of `path`, once another task or process has written it (`tests.support.processes.wait_for_file`)."""
     return await processes.wait_for_file(path, DEADLINE)
-
-
-@dataclass
-class Recorder:
-    """Client callbacks that answer the upstream and remember what they were asked."""
-
-    name: str = "Ada"
-    summary: str = "a short summary"
-    elicitations: list[types.ElicitRequestParams] = field(default_factory=list[types.ElicitRequestParams])
-    samplings: list[types.CreateMessageRequestParams] = field(default_factory=list[types.CreateMessageRequestParams])
-    progress: list[tuple[float, float | None, str | None]] = field(
-        default_factory=list[tuple[float, float | None, str | None]]
-    )
-    started: anyio.Event = field(default_factory=anyio.Event)
-
-    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        del context
-        self.elicitations.append(params)
-        if params.mode == "url":
-            return types.ElicitResult(action="decline")
-        return types.ElicitResult(action="accept", content={"name": self.name})
-
-    async def sample(
-        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        del context
-        self.samplings.append(params)
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(text=self.summary), model="test-model"
-        )
-
-    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
-        self.progress.append((progress, total, message))
-        if message == "started":
-            self.started.set()

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import anyio
 import pytest
-from client_harness import DEADLINE, bound_socket, http_params, our_http_server
+from client_harness import DEADLINE, http_params, our_http_server
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
@@ -18,7 +18,7 @@ from gateway.client import McpTool, McpToolset, StdioConnectionParams
 from gateway.client.connection import ConnectionParams
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ToolContext
-from tests.support.loopback import free_port, serving_asgi
+from tests.support.loopback import bound_socket, free_port, serving_asgi
 from tests.support.processes import child_pids
 
 QUICK = 1.0

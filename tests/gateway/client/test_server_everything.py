@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
-from client_harness import DEADLINE, Recorder
+from client_harness import DEADLINE
 from mcp import types
 from mcp.client.context import ClientRequestContext
 
@@ -21,6 +21,7 @@ from gateway.client import McpTool, McpToolset, SseConnectionParams, StreamableH
 from gateway.client.connection import ConnectionParams
 from gateway.tools import ProgressLog, ToolContext
 from tests.conformance.toolchain import ensure_toolchain
+from tests.support.client_callbacks import ClientCallbacks
 from tests.support.loopback import free_port, wait_for_port
 
 
@@ -30,7 +31,7 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class FormFiller(Recorder):
+class FormFiller(ClientCallbacks):
     """Accepts every form, filling each field with its default (or a plausible value)."""
 
     async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from client_harness import DEADLINE, Recorder, tiny_stdio
+from client_harness import DEADLINE, tiny_stdio
 
 from gateway.client import McpToolset
 from gateway.tools import ToolContext
+from tests.support.client_callbacks import ClientCallbacks
 from tests.support.processes import child_pids
 
 CYCLES = 50
@@ -27,7 +28,7 @@ async def test_fifty_stdio_sessions_opened_and_closed_leave_no_child_process() -
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_cancelling_a_task_in_the_middle_of_a_call_leaves_no_child_process(mode: str) -> None:
     before = child_pids()
-    recorder = Recorder()
+    recorder = ClientCallbacks()
     children: set[int] = set()
 
     async def call_and_hang() -> None:

@@ -11,8 +11,6 @@ import anyio
 import pytest
 from client_harness import (
     DEADLINE,
-    Recorder,
-    bound_socket,
     http_params,
     our_http_server,
     our_stdio,
@@ -25,7 +23,8 @@ from starlette.types import Receive, Scope, Send
 from gateway.client import McpTool, McpToolset
 from gateway.server import SESSION_META_KEY
 from gateway.tools import ReadonlyContext, ToolContext
-from tests.support.loopback import serving_asgi
+from tests.support.client_callbacks import ClientCallbacks
+from tests.support.loopback import bound_socket, serving_asgi
 from tests.support.processes import child_pids
 
 TOKENS = {"alice-token-0123456789": "alice", "bob-token-0123456789ab": "bob"}
@@ -92,7 +91,7 @@ async def test_a_header_provider_gives_each_identity_its_own_session(mode: str) 
 async def test_a_killed_stdio_child_fails_the_call_in_flight_and_the_next_call_gets_a_new_one(
     mode: str, tmp_path: Path
 ) -> None:
-    recorder = Recorder()
+    recorder = ClientCallbacks()
     before = child_pids()
     params = our_stdio(tmp_path / "state.db")
     async with McpToolset(connection_params=params, mode=mode, progress_callback=recorder.on_progress) as toolset:
@@ -171,7 +170,7 @@ async def test_a_closed_sse_stream_is_noticed_and_the_next_call_opens_a_fresh_se
 @pytest.mark.anyio
 async def test_cancelling_a_call_sends_notifications_cancelled_to_the_upstream(tmp_path: Path) -> None:
     marker = tmp_path / "cancelled.txt"
-    recorder = Recorder()
+    recorder = ClientCallbacks()
     async with our_http_server() as base_url:
         params = http_params(base_url, "http")
         async with McpToolset(connection_params=params, mode="legacy", progress_callback=recorder.on_progress) as ts:

@@ -16,12 +16,13 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from client_harness import DEADLINE, Kind, Mode, Recorder, Transport, upstream, wait_for_file
+from client_harness import DEADLINE, Kind, Mode, Transport, upstream, wait_for_file
 from upstream_tools import PNG
 
 from gateway.client import McpTool, McpToolset
 from gateway.tools import ProgressLog, ToolConfirmation, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
+from tests.support.client_callbacks import ClientCallbacks
 
 COMBOS = [
     (kind, transport, mode)
@@ -43,7 +44,7 @@ class Connected:
     transport: Transport
     mode: Mode
     toolset: McpToolset
-    recorder: Recorder
+    recorder: ClientCallbacks
     tmp_path: Path
 
     async def tool(self, name: str) -> McpTool:
@@ -63,7 +64,7 @@ async def connected(
 ) -> AsyncGenerator[Connected]:
     kind, transport, mode = request.param
     tmp_path = tmp_path_factory.mktemp("-".join(request.param))
-    recorder = Recorder()
+    recorder = ClientCallbacks()
     async with upstream(kind, transport, tmp_path) as params:
         toolset = McpToolset(
             connection_params=params,

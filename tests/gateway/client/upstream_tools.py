@@ -13,15 +13,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import types
 from pydantic import BaseModel
 
 from adapters import Media
-from gateway.tools import BaseTool, BaseToolset, FunctionTool, LongRunningFunctionTool, ReadonlyContext, ToolContext
-
-STARTED = "started"
-"""The progress message a blocking tool sends once it is running."""
+from gateway.tools import LongRunningFunctionTool, ToolContext
+from tests.support.sample_tools import (
+    FeatureToolset,
+    ask_name,
+    count_up,
+    summarize,
+    toggle_feature,
+    wait_forever,
+)
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -69,13 +72,6 @@ def tiny_image() -> Media:
     return Media(PNG, "image/png")
 
 
-def count_up(steps: int = 3) -> Generator[str, None, dict[str, int]]:
-    """Count up, reporting each step as progress."""
-    for step in range(1, steps + 1):
-        yield f"step {step} of {steps}"
-    return {"counted": steps}
-
-
 def quiet_steps() -> Generator[dict[str, int], None, str]:
     """Report progress with numbers only, no message."""
     yield {"progress": 1, "total": 2}
@@ -83,38 +79,11 @@ def quiet_steps() -> Generator[dict[str, int], None, str]:
     return "quiet"
 
 
-async def ask_name(tool_context: ToolContext) -> dict[str, Any]:
-    """Ask the user for their name through elicitation."""
-    answer = await tool_context.elicit(
-        "What is your name?",
-        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-    )
-    return {"action": answer.action, "name": (answer.content or {}).get("name")}
-
-
-async def summarize(text: str, tool_context: ToolContext) -> str:
-    """Ask the client's model to summarise `text`."""
-    reply = await tool_context.sample(f"Summarise: {text}", max_tokens=50)
-    content = reply.content
-    return content.text if isinstance(content, types.TextContent) else str(content)
-
-
 def record_call(marker: str) -> str:
     """Append one line to `marker` per call (a side effect a test counts)."""
     with Path(marker).open("a") as handle:
         handle.write("called\n")
     return "recorded"
-
-
-async def wait_forever(marker: str, tool_context: ToolContext) -> str:
-    """Block until cancelled; the `finally` writes `marker` so a test can see the cancellation arrived."""
-    try:
-        await tool_context.report_progress(0, message=STARTED)
-        await anyio.sleep_forever()
-    finally:
-        # Synchronous on purpose: the call is being cancelled, so an await here would not run.
-        Path(marker).write_text("cancelled")  # noqa: ASYNC240
-    return "unreachable"
 
 
 def whoami(tool_context: ToolContext) -> dict[str, str]:
@@ -126,29 +95,6 @@ def record_and_exit(marker: str) -> str:
     """Append one line to `marker`, then end the server process at once (a stdio upstream dying mid-call)."""
     record_call(marker)
     os._exit(3)
-
-
-def secret_door() -> str:
-    """Only listed once the feature is on."""
-    return "you found it"
-
-
-def toggle_feature(tool_context: ToolContext) -> bool:
-    """Flip the session's `feature` flag, which changes the tools `FeatureToolset` offers."""
-    tool_context.state["feature"] = not tool_context.state.get("feature", False)
-    return bool(tool_context.state["feature"])
-
-
-class FeatureToolset(BaseToolset):
-    """Offers `secret_door` only while the session's `feature` state is on."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._door = FunctionTool(secret_door)
-
-    async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
-        on = readonly_context is not None and bool(readonly_context.state.get("feature"))
-        return [self._door] if on else []
 
 
 TOOLS: list[Any] = [

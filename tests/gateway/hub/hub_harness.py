@@ -14,7 +14,6 @@ import os
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
@@ -28,10 +27,10 @@ from mcp.client.streamable_http import streamable_http_client
 from gateway import hub
 from gateway.config import load_config
 from gateway.hub import gateway_tools
-from gateway.server import ToolServer, serve_async
+from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from tests.support import processes
-from tests.support.loopback import bound_socket
+from tests.support.loopback import serving_tools
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -53,27 +52,11 @@ def child_env() -> dict[str, str]:
 
 
 @asynccontextmanager
-async def serving_http(tool_server: ToolServer, **options: Any) -> AsyncGenerator[str]:
-    """`serve_async(tool_server, transport="http", sock=..., **options)` in a task group; yields the base URL.
-
-    Without `auth_tokens` in `options` the server requires none (whatever the environment says).
-    """
-    options.setdefault("auth_tokens", {})
-    with bound_socket() as sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: serve_async(tool_server, transport="http", sock=sock, **options))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            finally:
-                tg.cancel_scope.cancel()
-
-
-@asynccontextmanager
 async def upstream_http() -> AsyncGenerator[str]:
     """Our server mode publishing the upstream tools over streamable HTTP; yields its `/mcp` URL."""
     from hub_upstream_tools import TOOLS
 
-    async with serving_http(ToolServer(TOOLS, name="upstream", state_store=InMemoryStateStore())) as base_url:
+    async with serving_tools(ToolServer(TOOLS, name="upstream", state_store=InMemoryStateStore())) as base_url:
         yield f"{base_url}/mcp"
 
 
@@ -116,7 +99,7 @@ def gateway_server(config: Path) -> ToolServer:
 @asynccontextmanager
 async def gateway_http(config: Path) -> AsyncGenerator[str]:
     """The gateway for `config`, served over HTTP in this process; yields its base URL."""
-    async with serving_http(gateway_server(config)) as base_url:
+    async with serving_tools(gateway_server(config)) as base_url:
         yield base_url
 
 
@@ -189,53 +172,6 @@ def text_of(result: types.CallToolResult) -> str:
 async def wait_for_file(path: Path) -> str:
     """The text of `path`, once another task or process has written it (`tests.support.processes.wait_for_file`)."""
     return await processes.wait_for_file(path, DEADLINE)
-
-
-@dataclass
-class Downstream:
-    """A downstream client's callbacks: they answer the gateway and remember what they were asked."""
-
-    confirm: bool = True
-    name: str = "Ada"
-    summary: str = "a short summary"
-    elicitations: list[str] = field(default_factory=list[str])
-    samplings: list[types.CreateMessageRequestParams] = field(default_factory=list[types.CreateMessageRequestParams])
-    progress: list[tuple[float, float | None, str | None]] = field(
-        default_factory=list[tuple[float, float | None, str | None]]
-    )
-    started: anyio.Event = field(default_factory=anyio.Event)
-
-    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
-        """Accept a confirmation (or decline it, when `confirm` is False); answer a name form with `name`."""
-        del context
-        self.elicitations.append(params.message)
-        if not isinstance(params, types.ElicitRequestFormParams):
-            return types.ElicitResult(action="decline")
-        if "confirm" in params.requested_schema.get("properties", {}):
-            if not self.confirm:
-                return types.ElicitResult(action="decline")
-            return types.ElicitResult(action="accept", content={"confirm": True})
-        return types.ElicitResult(action="accept", content={"name": self.name})
-
-    async def sample(
-        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult:
-        """Answer every sampling request with `summary`."""
-        del context
-        self.samplings.append(params)
-        return types.CreateMessageResult(
-            role="assistant", content=types.TextContent(text=self.summary), model="test-model"
-        )
-
-    async def on_progress(self, progress: float, total: float | None, message: str | None) -> None:
-        """Remember a progress notification; `started` is set by the `STARTED` message."""
-        self.progress.append((progress, total, message))
-        if message == "started":
-            self.started.set()
-
-    def callbacks(self) -> dict[str, Any]:
-        """The `mcp.Client` keyword arguments for these callbacks."""
-        return {"elicitation_callback": self.elicit, "sampling_callback": self.sample}
 
 
 class FormFiller:

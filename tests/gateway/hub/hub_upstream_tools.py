@@ -7,18 +7,12 @@ see running before it acts report a `STARTED` progress message first.
 from __future__ import annotations
 
 import os
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-import anyio
-from mcp import types
-
 from adapters import FunctionDeclaration
 from gateway.tools import FunctionTool, LongRunningFunctionTool, ToolContext
-
-STARTED = "started"
-"""The progress message a blocking tool sends once it is running."""
+from tests.support.sample_tools import ask_name, count_up, summarize, wait_forever
 
 
 class ReadOnlyFunctionTool(FunctionTool):
@@ -51,40 +45,6 @@ def tally(tool_context: ToolContext) -> int:
     count = int(tool_context.state.get("count", 0)) + 1
     tool_context.state["count"] = count
     return count
-
-
-def count_up(steps: int = 3) -> Generator[str, None, dict[str, int]]:
-    """Count up, reporting each step as progress."""
-    for step in range(1, steps + 1):
-        yield f"step {step} of {steps}"
-    return {"counted": steps}
-
-
-async def ask_name(tool_context: ToolContext) -> dict[str, Any]:
-    """Ask the user for their name through elicitation."""
-    answer = await tool_context.elicit(
-        "What is your name?",
-        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
-    )
-    return {"action": answer.action, "name": (answer.content or {}).get("name")}
-
-
-async def summarize(text: str, tool_context: ToolContext) -> str:
-    """Ask the client's model to summarise `text`."""
-    reply = await tool_context.sample(f"Summarise: {text}", max_tokens=50)
-    content = reply.content
-    return content.text if isinstance(content, types.TextContent) else str(content)
-
-
-async def wait_forever(marker: str, tool_context: ToolContext) -> str:
-    """Block until cancelled; the `finally` writes `marker` so a test can see the cancellation arrived."""
-    try:
-        await tool_context.report_progress(0, message=STARTED)
-        await anyio.sleep_forever()
-    finally:
-        # Synchronous on purpose: the call is being cancelled, so an await here would not run.
-        Path(marker).write_text("cancelled")  # noqa: ASYNC240
-    return "unreachable"
 
 
 def process_id() -> int:

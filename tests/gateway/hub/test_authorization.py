@@ -10,14 +10,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from hub_harness import DEADLINE, gateway_server, serving_http, text_of, write_config
+from hub_harness import DEADLINE, gateway_server, text_of, write_config
 from hub_upstream_tools import TOOLS
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer, create_app
 from gateway.state import InMemoryStateStore
-from tests.support.loopback import serving_asgi
+from tests.support.loopback import serving_asgi, serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +68,7 @@ async def test_the_clients_token_is_never_forwarded_upstream(
     with anyio.fail_after(DEADLINE):
         async with logged_upstream() as (url, log):
             config = write_config(tmp_path, {"up": {"url": url, **configured}})
-            async with serving_http(gateway_server(config), auth_tokens={CLIENT_TOKEN: "alice"}) as base_url:
+            async with serving_tools(gateway_server(config), auth_tokens={CLIENT_TOKEN: "alice"}) as base_url:
                 assert await echo_through(base_url) == "hi"
     assert log.seen, "the upstream saw no request"
     assert set(log.seen) == {expected}

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, Downstream, Mode, connect, gateway_http, text_of, upstream_http, write_config
+from hub_harness import DEADLINE, Mode, connect, gateway_http, text_of, upstream_http, write_config
 from mcp import types
+
+from tests.support.client_callbacks import ClientCallbacks
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +33,7 @@ def calls_recorded(marker: Path) -> int:
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_each_policy_asks_for_exactly_its_tools_and_an_accepted_call_runs(mode: Mode, tmp_path: Path) -> None:
-    downstream = Downstream(confirm=True)
+    downstream = ClientCallbacks(confirm=True)
     marker = tmp_path / "calls.txt"
     results: dict[str, types.CallToolResult] = {}
     asked: dict[str, bool] = {}
@@ -47,10 +49,10 @@ async def test_each_policy_asks_for_exactly_its_tools_and_an_accepted_call_runs(
                     "risky_record",
                     "never_record",
                 ):
-                    before = len(downstream.elicitations)
+                    before = len(downstream.asked)
                     arguments = {"text": "hi"} if name.endswith("echo") else {"marker": str(marker)}
                     results[name] = await client.call_tool(name, arguments)
-                    asked[name] = len(downstream.elicitations) > before
+                    asked[name] = len(downstream.asked) > before
 
     assert asked == {
         "always_echo": True,
@@ -63,7 +65,7 @@ async def test_each_policy_asks_for_exactly_its_tools_and_an_accepted_call_runs(
     assert all(not result.is_error for result in results.values()), {n: text_of(r) for n, r in results.items()}
     assert text_of(results["always_echo"]) == "hi"
     assert calls_recorded(marker) == 3
-    assert downstream.elicitations[0].startswith("Allow the tool call always_echo(")
+    assert downstream.asked[0].startswith("Allow the tool call always_echo(")
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -71,7 +73,7 @@ async def test_each_policy_asks_for_exactly_its_tools_and_an_accepted_call_runs(
 async def test_a_declined_call_is_rejected_and_never_reaches_the_upstream(
     tool: str, mode: Mode, tmp_path: Path
 ) -> None:
-    downstream = Downstream(confirm=False)
+    downstream = ClientCallbacks(confirm=False)
     marker = tmp_path / "calls.txt"
     async with upstream_http() as url:
         config = write_config(tmp_path, policies(url))
@@ -81,13 +83,13 @@ async def test_a_declined_call_is_rejected_and_never_reaches_the_upstream(
                 unguarded = await client.call_tool("never_peek", {"marker": str(marker)})
     assert declined.is_error
     assert text_of(declined) == REJECTED
-    assert len(downstream.elicitations) == 1
+    assert len(downstream.asked) == 1
     assert not unguarded.is_error
     assert calls_recorded(marker) == 0
 
 
 async def test_an_answer_sent_before_the_gateway_asked_never_forwards_the_call(tmp_path: Path) -> None:
-    downstream = Downstream(confirm=False)
+    downstream = ClientCallbacks(confirm=False)
     marker = tmp_path / "calls.txt"
     unasked = types.ElicitResult(action="accept", content={"confirm": True})
     async with upstream_http() as url:
@@ -98,6 +100,6 @@ async def test_an_answer_sent_before_the_gateway_asked_never_forwards_the_call(t
                 result = await client.call_tool(
                     "always_record", {"marker": str(marker)}, input_responses={"elicit-0": unasked}
                 )
-    assert len(downstream.elicitations) == 1
+    assert len(downstream.asked) == 1
     assert text_of(result) == REJECTED
     assert calls_recorded(marker) == 0

@@ -12,9 +12,11 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from hub_harness import DEADLINE, HERE, LOCAL_TOOLS, bound_socket, connect, gateway_http, text_of, tool_names
+from hub_harness import DEADLINE, HERE, LOCAL_TOOLS, connect, gateway_http, text_of, tool_names
 from hub_harness import write_config as write_gateway_config
 from mcp import types
+
+from tests.support.loopback import bound_socket
 
 pytestmark = pytest.mark.anyio
 

@@ -22,12 +22,10 @@ from hub_harness import (
     DEADLINE,
     ROOT,
     SLOW_START,
-    Downstream,
     FormFiller,
     child_env,
     connect,
     gateway_server,
-    serving_http,
     text_of,
     upstream_http,
     upstream_stdio,
@@ -42,6 +40,8 @@ from gateway.hub import gateway_tools
 from gateway.server import ToolServer
 from gateway.server.observation import RequestRecord
 from gateway.state import InMemoryStateStore
+from tests.support.client_callbacks import ClientCallbacks
+from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -89,8 +89,8 @@ async def lanes(config: Path, page_size: int | None = None) -> AsyncGenerator[tu
         else (paged(config, page_size), paged(config, page_size))
     )
     async with (
-        serving_http(fast_server) as fast_url,
-        serving_http(general_server, fast_lane=False) as general_url,
+        serving_tools(fast_server) as fast_url,
+        serving_tools(general_server, fast_lane=False) as general_url,
     ):
         fast, general = Lane(fast_url, fast_server), Lane(general_url, general_server)
         fast_server.observation.observers.append(fast)
@@ -285,7 +285,7 @@ async def test_an_upstream_dying_mid_call_gives_the_general_paths_error_naming_i
 
 
 async def test_cancelling_a_relayed_call_cancels_the_upstream_tool(tmp_path: Path) -> None:
-    downstream = Downstream()
+    downstream = ClientCallbacks()
     marker = tmp_path / "cancelled.txt"
     async with upstream_http() as url:
         config = write_config(tmp_path, {"up": {"url": url}})

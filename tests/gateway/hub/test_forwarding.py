@@ -9,7 +9,6 @@ import anyio
 import pytest
 from hub_harness import (
     DEADLINE,
-    Downstream,
     Mode,
     connect,
     gateway_http,
@@ -21,12 +20,14 @@ from hub_harness import (
 )
 from mcp import types
 
+from tests.support.client_callbacks import ClientCallbacks
+
 pytestmark = pytest.mark.anyio
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_upstream_progress_reaches_the_client_monotonic_and_with_its_messages(mode: Mode, tmp_path: Path) -> None:
-    downstream = Downstream()
+    downstream = ClientCallbacks()
     async with upstream_http() as url:
         config = write_config(tmp_path, {"up": {"url": url}})
         with anyio.fail_after(DEADLINE):
@@ -40,7 +41,7 @@ async def test_upstream_progress_reaches_the_client_monotonic_and_with_its_messa
 
 
 async def test_upstream_progress_without_a_message_arrives_without_one(tmp_path: Path) -> None:
-    downstream = Downstream()
+    downstream = ClientCallbacks()
     async with upstream_http() as url:
         config = write_config(tmp_path, {"up": {"url": url}})
         with anyio.fail_after(DEADLINE):
@@ -53,7 +54,7 @@ async def test_upstream_progress_without_a_message_arrives_without_one(tmp_path:
 async def test_an_upstream_elicitation_and_sampling_reach_the_client_and_the_answers_go_back(
     upstream_transport: str, tmp_path: Path
 ) -> None:
-    downstream = Downstream(name="Grace", summary="short")
+    downstream = ClientCallbacks(name="Grace", summary="short")
     async with upstream_http() as url:
         entry: dict[str, Any] = {"url": url} if upstream_transport == "http" else upstream_stdio(tmp_path / "up.db")
         config = write_config(tmp_path, {"up": entry})
@@ -65,7 +66,7 @@ async def test_an_upstream_elicitation_and_sampling_reach_the_client_and_the_ans
                 named = await client.call_tool("up_ask_name", {})
                 summarized = await client.call_tool("up_summarize", {"text": "a long story"})
     assert named.structured_content == {"action": "accept", "name": "Grace"}
-    assert downstream.elicitations == ["What is your name?"]
+    assert downstream.asked == ["What is your name?"]
     assert (summarized.is_error, text_of(summarized)) == (False, "short")
     [sampling] = downstream.samplings
     [message] = sampling.messages
@@ -75,7 +76,7 @@ async def test_an_upstream_elicitation_and_sampling_reach_the_client_and_the_ans
 
 @pytest.mark.parametrize("upstream_transport", ["http", "stdio"])
 async def test_cancelling_a_call_cancels_the_upstream_tool(upstream_transport: str, tmp_path: Path) -> None:
-    downstream = Downstream()
+    downstream = ClientCallbacks()
     marker = tmp_path / "cancelled.txt"
     async with upstream_http() as url:
         entry: dict[str, Any] = {"url": url} if upstream_transport == "http" else upstream_stdio(tmp_path / "up.db")

@@ -8,9 +8,11 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from hub_harness import DEADLINE, gateway_server, serving_http, write_config
+from hub_harness import DEADLINE, gateway_server, write_config
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +51,7 @@ async def _list_tools(base_url: str, token: str | None) -> None:
 async def test_without_a_token_healthz_says_only_ok_or_degraded_with_200_or_503(auth: bool, tmp_path: Path) -> None:
     config = write_config(tmp_path, broken_upstreams(tmp_path))
     options: dict[str, Any] = {"auth_tokens": {TOKEN: "operator"}} if auth else {"allowed_hosts": ["gw.example"]}
-    async with serving_http(gateway_server(config), **options) as base_url, httpx2.AsyncClient() as http:
+    async with serving_tools(gateway_server(config), **options) as base_url, httpx2.AsyncClient() as http:
         with anyio.fail_after(DEADLINE):
             before = await http.get(f"{base_url}/healthz")
             await _list_tools(base_url, TOKEN if auth else None)
@@ -61,7 +63,7 @@ async def test_without_a_token_healthz_says_only_ok_or_degraded_with_200_or_503(
 async def test_with_a_valid_token_healthz_shows_each_upstreams_state_with_secrets_redacted(tmp_path: Path) -> None:
     config = write_config(tmp_path, broken_upstreams(tmp_path))
     async with (
-        serving_http(gateway_server(config), auth_tokens={TOKEN: "operator"}) as base_url,
+        serving_tools(gateway_server(config), auth_tokens={TOKEN: "operator"}) as base_url,
         httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as http,
     ):
         with anyio.fail_after(DEADLINE):
@@ -83,7 +85,7 @@ async def test_with_a_valid_token_healthz_shows_each_upstreams_state_with_secret
 
 async def test_a_local_server_without_tokens_shows_loopback_callers_the_redacted_details(tmp_path: Path) -> None:
     config = write_config(tmp_path, broken_upstreams(tmp_path))
-    async with serving_http(gateway_server(config)) as base_url, httpx2.AsyncClient() as http:
+    async with serving_tools(gateway_server(config)) as base_url, httpx2.AsyncClient() as http:
         with anyio.fail_after(DEADLINE):
             await _list_tools(base_url, None)
             response = await http.get(f"{base_url}/healthz")
@@ -98,7 +100,7 @@ async def test_healthz_refuses_a_foreign_host_or_origin(auth: bool, header: dict
     config = write_config(tmp_path, {})
     options: dict[str, Any] = {"auth_tokens": {TOKEN: "operator"}} if auth else {}
     headers = {**header, "Authorization": f"Bearer {TOKEN}"} if auth else header
-    async with serving_http(gateway_server(config), **options) as base_url, httpx2.AsyncClient() as http:
+    async with serving_tools(gateway_server(config), **options) as base_url, httpx2.AsyncClient() as http:
         with anyio.fail_after(DEADLINE):
             response = await http.get(f"{base_url}/healthz", headers=headers)
     assert response.status_code in {403, 421}

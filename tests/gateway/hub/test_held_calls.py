@@ -16,11 +16,9 @@ import pytest
 from hub_harness import (
     DEADLINE,
     HERE,
-    Downstream,
     Mode,
     connect,
     gateway_server,
-    serving_http,
     text_of,
     upstream_http,
     write_config,
@@ -34,6 +32,8 @@ from gateway.hub import Hub, gateway_tools
 from gateway.hub.held_calls import HeldCalls
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
+from tests.support.client_callbacks import ClientCallbacks
+from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -50,18 +50,18 @@ def held_calls_of(tool_server: ToolServer) -> HeldCalls:
 async def test_a_push_elicitation_reaches_a_modern_client_in_rounds_and_the_upstream_call_runs_once(
     tmp_path: Path,
 ) -> None:
-    downstream = Downstream(name="Ada")
+    downstream = ClientCallbacks(name="Ada")
     config = write_config(tmp_path, {"n": NOTIFYING})
     with anyio.fail_after(DEADLINE):
         async with (
-            serving_http(gateway_server(config)) as base_url,
+            serving_tools(gateway_server(config)) as base_url,
             connect(base_url, "auto", **downstream.callbacks()) as client,
         ):
             assert client.protocol_version == "2026-07-28"
             result = await client.call_tool("n_ask_name", {})
     # One upstream call saw both answers: the gateway held it open across the client's rounds.
     assert text_of(result) == "accept:Ada accept:Ada"
-    assert downstream.elicitations == ["What is your name?", "And your friend's?"]
+    assert downstream.asked == ["What is your name?", "And your friend's?"]
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -77,7 +77,7 @@ async def test_a_push_url_elicitation_reaches_the_client_in_either_era(mode: Mod
     config = write_config(tmp_path, {"n": NOTIFYING})
     with anyio.fail_after(DEADLINE):
         async with (
-            serving_http(gateway_server(config)) as base_url,
+            serving_tools(gateway_server(config)) as base_url,
             connect(base_url, mode, elicitation_callback=visit) as client,
         ):
             result = await client.call_tool("n_ask_url", {})
@@ -87,11 +87,11 @@ async def test_a_push_url_elicitation_reaches_the_client_in_either_era(mode: Mod
 
 
 async def test_a_push_sampling_request_reaches_a_modern_client(tmp_path: Path) -> None:
-    downstream = Downstream(summary="hi there")
+    downstream = ClientCallbacks(summary="hi there")
     config = write_config(tmp_path, {"n": NOTIFYING})
     with anyio.fail_after(DEADLINE):
         async with (
-            serving_http(gateway_server(config)) as base_url,
+            serving_tools(gateway_server(config)) as base_url,
             connect(base_url, "auto", **downstream.callbacks()) as client,
         ):
             result = await client.call_tool("n_ask_model", {})
@@ -101,17 +101,17 @@ async def test_a_push_sampling_request_reaches_a_modern_client(tmp_path: Path) -
 
 
 async def test_a_modern_upstreams_question_reaches_a_modern_client(tmp_path: Path) -> None:
-    downstream = Downstream(name="Grace")
+    downstream = ClientCallbacks(name="Grace")
     async with upstream_http() as url:
         config = write_config(tmp_path, {"up": {"url": url}})
         with anyio.fail_after(DEADLINE):
             async with (
-                serving_http(gateway_server(config)) as base_url,
+                serving_tools(gateway_server(config)) as base_url,
                 connect(base_url, "auto", **downstream.callbacks()) as client,
             ):
                 named = await client.call_tool("up_ask_name", {})
     assert named.structured_content == {"action": "accept", "name": "Grace"}
-    assert downstream.elicitations == ["What is your name?"]
+    assert downstream.asked == ["What is your name?"]
 
 
 async def first_round(client: Any) -> types.InputRequiredResult:
@@ -127,9 +127,9 @@ async def test_another_session_cannot_resume_a_held_call(tmp_path: Path) -> None
     tool_server = gateway_server(config)
     with anyio.fail_after(DEADLINE):
         async with (
-            serving_http(tool_server) as base_url,
-            connect(base_url, "auto", **Downstream().callbacks()) as owner,
-            connect(base_url, "auto", **Downstream().callbacks()) as other,
+            serving_tools(tool_server) as base_url,
+            connect(base_url, "auto", **ClientCallbacks().callbacks()) as owner,
+            connect(base_url, "auto", **ClientCallbacks().callbacks()) as other,
         ):
             asked = await first_round(owner)
             [key] = asked.input_requests or {}
@@ -152,8 +152,8 @@ async def test_a_held_call_whose_client_never_returns_is_abandoned(tmp_path: Pat
     held_calls_of(tool_server).ttl = 0.2
     with anyio.fail_after(DEADLINE):
         async with (
-            serving_http(tool_server) as base_url,
-            connect(base_url, "auto", **Downstream().callbacks()) as client,
+            serving_tools(tool_server) as base_url,
+            connect(base_url, "auto", **ClientCallbacks().callbacks()) as client,
         ):
             asked = await first_round(client)
             while len(held_calls_of(tool_server)):  # noqa: ASYNC110 - the expiry has no event to wait on
@@ -185,11 +185,11 @@ async def test_a_held_calls_round_that_reaches_another_replica_fails_at_once_and
 
     with anyio.fail_after(DEADLINE):
         async with (
-            serving_http(replica()) as holding_url,
-            serving_http(replica()) as other_url,
+            serving_tools(replica()) as holding_url,
+            serving_tools(replica()) as other_url,
             # The callbacks advertise elicitation; the rounds below are sent by hand.
-            connect(holding_url, "auto", **Downstream(name="Ada").callbacks()) as on_holding,
-            connect(other_url, "auto", **Downstream(name="Ada").callbacks()) as on_other,
+            connect(holding_url, "auto", **ClientCallbacks(name="Ada").callbacks()) as on_holding,
+            connect(other_url, "auto", **ClientCallbacks(name="Ada").callbacks()) as on_other,
         ):
             first = await on_holding.session.call_tool("n_ask_name", {}, allow_input_required=True)
             assert isinstance(first, types.InputRequiredResult)

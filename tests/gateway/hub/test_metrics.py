@@ -16,11 +16,8 @@ import pytest
 from hub_harness import (
     DEADLINE,
     LOCAL_TOOLS,
-    Downstream,
-    bound_socket,
     connect,
     gateway_server,
-    serving_http,
     upstream_stdio,
     write_config,
 )
@@ -30,6 +27,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.cli import main
 from gateway.server import serve_async
+from tests.support.client_callbacks import ClientCallbacks
+from tests.support.loopback import bound_socket, serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +57,7 @@ async def metered_gateway(tmp_path: Path, **options: Any) -> AsyncGenerator[str]
     """A gateway with a stdio upstream `up` and the local tools, serving `/metrics`; yields its base URL."""
     upstream = upstream_stdio(tmp_path / "upstream.db", sessionPolicy="shared")
     config = write_config(tmp_path, {"up": upstream}, tools=[LOCAL_TOOLS])
-    async with serving_http(gateway_server(config), metrics=True, **options) as base_url:
+    async with serving_tools(gateway_server(config), metrics=True, **options) as base_url:
         yield base_url
 
 
@@ -148,7 +147,7 @@ async def test_an_upstream_that_lost_its_session_counts_a_reconnect(tmp_path: Pa
 
 
 async def test_held_calls_show_while_a_modern_client_is_asked(tmp_path: Path) -> None:
-    downstream = Downstream()
+    downstream = ClientCallbacks()
     during: list[httpx2.Response] = []
     async with metered_gateway(tmp_path) as base_url:
 
@@ -192,7 +191,7 @@ async def test_metrics_need_their_own_token_when_one_is_set(tmp_path: Path) -> N
 
 async def test_metrics_are_served_only_when_asked_for(tmp_path: Path) -> None:
     config = write_config(tmp_path, {})
-    async with serving_http(gateway_server(config)) as base_url:
+    async with serving_tools(gateway_server(config)) as base_url:
         response = await scrape(base_url)
     assert response.status_code == 404
 

@@ -17,11 +17,12 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from hub_harness import DEADLINE, HERE, ROOT, connect, serving_http, text_of, tool_names
+from hub_harness import DEADLINE, HERE, ROOT, connect, text_of, tool_names
 
 from gateway.config import load_config
 from gateway.hub.reloader import reloading_gateway_server
 from gateway.state import SqliteStateStore
+from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -47,7 +48,7 @@ async def gateway(config: Path, state: Path) -> AsyncGenerator[str]:
     loaded = load_config(config)
     store = SqliteStateStore(state)
     server = reloading_gateway_server(loaded, sighup=False, name=loaded.name, state_store=store)
-    async with serving_http(server) as base_url:
+    async with serving_tools(server) as base_url:
         yield base_url
 
 

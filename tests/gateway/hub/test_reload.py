@@ -24,7 +24,6 @@ from hub_harness import (
     Heard,
     connect,
     gateway_stdio,
-    serving_http,
     structured,
     text_of,
     tool_names,
@@ -39,6 +38,7 @@ from gateway.hub.file_watch import FileWatcher
 from gateway.hub.hub import Hub
 from gateway.hub.reloader import ConfigReloader, Reload, reloading_gateway_server
 from gateway.state import InMemoryStateStore
+from tests.support.loopback import serving_tools
 from tests.support.processes import descendants
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +58,7 @@ async def reloading_gateway(config: Path) -> AsyncGenerator[tuple[str, ConfigRel
     server = reloading_gateway_server(loaded, sighup=False, name=loaded.name, state_store=InMemoryStateStore())
     hub = cast("Hub", server.extension)
     assert hub.reloader is not None
-    async with serving_http(server) as base_url:
+    async with serving_tools(server) as base_url:
         yield base_url, cast("ConfigReloader", hub.reloader)
 
 

@@ -17,7 +17,6 @@ from hub_harness import (
     connect,
     gateway_http,
     gateway_server,
-    serving_http,
     structured,
     upstream_http,
     upstream_stdio,
@@ -26,6 +25,7 @@ from hub_harness import (
 from mcp import Client, types
 
 from gateway.server import SESSION_META_KEY
+from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +88,7 @@ async def test_the_upstream_session_of_an_anonymous_call_ends_with_the_call(tmp_
     async with upstream_http() as url:
         tool_server = gateway_server(write_config(tmp_path, {"up": {"url": url}}))
         with anyio.fail_after(DEADLINE):
-            async with serving_http(tool_server) as base_url, connect(base_url, "auto") as client:
+            async with serving_tools(tool_server) as base_url, connect(base_url, "auto") as client:
                 counts = [structured(await client.call_tool("up_tally", {}))["result"] for _ in range(3)]
                 await client.list_tools()
                 sessions = tool_server.upstream_status()["up"]["sessions"]

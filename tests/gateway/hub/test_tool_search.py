@@ -19,7 +19,6 @@ from hub_harness import (
     HERE,
     connect,
     gateway,
-    serving_http,
     structured,
     text_of,
     time_server,
@@ -37,6 +36,7 @@ from gateway.errors import ConfigError
 from gateway.hub import gateway_tools
 from gateway.server.tool_search import ToolSearchSettings
 from gateway.state import InMemoryStateStore
+from tests.support.loopback import serving_tools
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_gateway import protected_gateway, token_client
 
@@ -180,7 +180,7 @@ async def test_a_catalog_tool_is_still_callable_directly_and_bad_search_argument
         server = hub.gateway_server(
             gateway_tools(loaded), state_store=InMemoryStateStore(), tool_search=loaded.tool_search.settings()
         )
-        async with serving_http(server) as base_url, connect(base_url, "legacy") as client:
+        async with serving_tools(server) as base_url, connect(base_url, "legacy") as client:
             direct = await client.call_tool("time_get_current_time", {"timezone": "UTC"})
             no_query = await client.call_tool("search_tools", {"limit": 3})
             bad_limit = await client.call_tool("search_tools", {"query": "time", "limit": 0})

@@ -28,7 +28,6 @@ from hub_harness import (
     SLOW_START,
     FormFiller,
     Target,
-    bound_socket,
     child_env,
     connect,
     gateway,
@@ -38,7 +37,7 @@ from hub_harness import (
 from mcp import Client, StdioServerParameters, types
 
 from tests.conformance.toolchain import ensure_toolchain
-from tests.support.loopback import wait_for_port
+from tests.support.loopback import bound_socket, wait_for_port
 
 pytestmark = pytest.mark.anyio
 

@@ -20,12 +20,13 @@ import httpx2
 import pytest
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
-from hub_harness import DEADLINE, ROOT, serving_http, structured, write_config
+from hub_harness import DEADLINE, ROOT, structured, write_config
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.client.credentials import TOKEN_DIR_ENV
 from gateway.server.oauth_settings import OAuthSettings
+from tests.support.loopback import serving_tools
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import protected_upstream
 
@@ -47,7 +48,7 @@ async def downstream(base_url: str, token: str | None = None) -> AsyncGenerator[
 async def gateway_for(config: Path, **serve_options: Any) -> AsyncGenerator[str]:
     from hub_harness import gateway_server
 
-    async with serving_http(gateway_server(config), **serve_options) as base_url:
+    async with serving_tools(gateway_server(config), **serve_options) as base_url:
         yield base_url
 
 

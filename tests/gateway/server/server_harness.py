@@ -24,9 +24,9 @@ from mcp import Client, StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.server import ToolServer, serve_async
+from gateway.server import ToolServer
 from tests.support import processes
-from tests.support.loopback import bound_socket
+from tests.support.loopback import serving_tools
 
 ROOT = Path(__file__).resolve().parents[3]
 TOOLS_REF = f"{Path(__file__).with_name('fixture_tools.py')}:TOOLS"
@@ -38,6 +38,15 @@ Era = Literal["legacy", "modern"]
 ERAS: tuple[Era, ...] = ("legacy", "modern")
 HANDSHAKE_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
+MCP_HEADERS: dict[str, str] = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""The headers of a streamable-HTTP POST sent without an MCP client (raw-HTTP tests)."""
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
+"""A handshake-era `initialize` request as a raw client sends it (`json.dumps` it for a body or a stdio line)."""
 
 
 async def wait_until_healthy(base_url: str, *, headers: Mapping[str, str] | None = None) -> None:
@@ -60,18 +69,9 @@ async def http_server(
 ) -> AsyncGenerator[str]:
     """Serve `tool_server` (default: the fixture tools, in-memory state) over HTTP; yields the base URL."""
     server = tool_server or ToolServer(TOOLS)
-    with bound_socket() as sock:
-        port = sock.getsockname()[1]
-        base_url = f"http://127.0.0.1:{port}"
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(
-                lambda: serve_async(server, transport="http", sock=sock, auth_tokens=auth_tokens or {}, **options)
-            )
-            await wait_until_healthy(base_url)
-            try:
-                yield base_url
-            finally:
-                tg.cancel_scope.cancel()
+    async with serving_tools(server, auth_tokens=auth_tokens or {}, **options) as base_url:
+        await wait_until_healthy(base_url)
+        yield base_url
 
 
 def stdio_params(state: Path, *extra: str, env: Mapping[str, str] | None = None) -> StdioServerParameters:

@@ -12,6 +12,8 @@ import pytest
 from mcp import Client, MCPError, types
 from server_harness import (
     DEADLINE,
+    INITIALIZE,
+    MCP_HEADERS,
     Era,
     Transport,
     connect,
@@ -22,14 +24,6 @@ from server_harness import (
 )
 
 pytestmark = pytest.mark.anyio
-
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
 
 
 async def _call(client: Client, name: str, arguments: dict[str, Any]) -> types.CallToolResult:

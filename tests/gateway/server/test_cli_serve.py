@@ -17,7 +17,6 @@ from server_harness import (
     TOOLS_REF,
     Era,
     StartedSignal,
-    bound_socket,
     connect,
     run_serve,
     wait_until_healthy,
@@ -25,7 +24,7 @@ from server_harness import (
 
 from gateway.errors import ConfigError
 from gateway.server import ToolServer, serve_async
-from tests.support.loopback import free_port
+from tests.support.loopback import bound_socket, free_port
 
 pytestmark = pytest.mark.anyio
 

@@ -12,22 +12,13 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from server_harness import DEADLINE, Era, Transport, connect, http_server
+from server_harness import DEADLINE, INITIALIZE, MCP_HEADERS, Era, Transport, connect, http_server
 
 pytestmark = pytest.mark.anyio
 
 ALICE = "tok-alice-0123456789abcdef"
 BOB = "tok-bob-0123456789abcdef00"
 TOKENS = {ALICE: "alice", BOB: "bob"}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-    }
-)
 LIST_TOOLS = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
 
 
@@ -58,13 +49,15 @@ async def test_a_foreign_host_or_origin_is_refused_and_loopback_is_served() -> N
     async with http_server() as base_url, httpx2.AsyncClient(base_url=base_url) as http:
         with anyio.fail_after(DEADLINE), _uvicorn_errors() as errors:
             foreign_host = await http.post(
-                "/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Host": "evil.example.com"}
+                "/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, "Host": "evil.example.com"}
             )
             foreign_origin = await http.post(
-                "/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Origin": "http://evil.example.com"}
+                "/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, "Origin": "http://evil.example.com"}
             )
             foreign_sse = await http.get("/sse", headers={"Host": "evil.example.com"})
-            own_origin = await http.post("/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Origin": base_url})
+            own_origin = await http.post(
+                "/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, "Origin": base_url}
+            )
     assert 400 <= foreign_host.status_code < 500
     assert foreign_origin.status_code == 403
     assert 400 <= foreign_sse.status_code < 500
@@ -86,7 +79,7 @@ async def test_without_a_known_bearer_token_every_mcp_endpoint_answers_401(
     async with http_server(auth_tokens=TOKENS) as base_url, httpx2.AsyncClient(base_url=base_url) as http:
         with anyio.fail_after(DEADLINE):
             response = await http.request(
-                method, path, content=INITIALIZE if method == "POST" else None, headers=headers
+                method, path, content=json.dumps(INITIALIZE) if method == "POST" else None, headers=headers
             )
     assert response.status_code == 401
     assert response.headers["www-authenticate"].startswith("Bearer")
@@ -104,7 +97,7 @@ async def test_a_session_cannot_be_used_with_another_principals_token() -> None:
     async with http_server(auth_tokens=TOKENS) as base_url, httpx2.AsyncClient(base_url=base_url) as http:
         with anyio.fail_after(DEADLINE):
             opened = await http.post(
-                "/mcp", content=INITIALIZE, headers={**MCP_HEADERS, "Authorization": f"Bearer {ALICE}"}
+                "/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, "Authorization": f"Bearer {ALICE}"}
             )
             session = opened.headers["mcp-session-id"]
             stolen = await http.post(

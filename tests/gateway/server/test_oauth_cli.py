@@ -10,21 +10,13 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
-from server_harness import DEADLINE, ROOT, TOOLS_REF, wait_until_healthy
+from server_harness import DEADLINE, INITIALIZE, MCP_HEADERS, ROOT, TOOLS_REF, wait_until_healthy
 
 from tests.support.loopback import free_port
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_gateway import token_client
 
 pytestmark = pytest.mark.anyio
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 async def test_serve_with_oauth_flags_publishes_metadata_and_serves_only_tokens_with_the_scope(

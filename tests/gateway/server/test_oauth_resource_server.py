@@ -18,6 +18,7 @@ from mcp import Client
 from mcp.client.auth import OAuthClientProvider, TokenStorage
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from server_harness import INITIALIZE, MCP_HEADERS
 
 from gateway.server import ToolServer
 from gateway.server.oauth_settings import IntrospectionSettings
@@ -27,23 +28,13 @@ from tests.support.protected_gateway import DEADLINE, ProtectedGateway, protecte
 
 pytestmark = pytest.mark.anyio
 
-INITIALIZE = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-    }
-)
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
 
 async def post_initialize(base_url: str, token: str | None) -> httpx2.Response:
     headers = dict(MCP_HEADERS)
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
     async with httpx2.AsyncClient(timeout=DEADLINE) as http:
-        return await http.post(f"{base_url}/mcp", content=INITIALIZE, headers=headers)
+        return await http.post(f"{base_url}/mcp", content=json.dumps(INITIALIZE), headers=headers)
 
 
 def challenge(response: httpx2.Response) -> dict[str, str]:

@@ -74,7 +74,7 @@ async def test_cancelling_the_awaiting_task_cancels_the_tool_and_the_server_keep
 ) -> None:
     async with serve_and_connect(transport, era, state_file) as client:
         await _cancel_while_running(client, marker)
-        assert await wait_for_file(marker) == "finally ran"
+        assert await wait_for_file(marker) == "cancelled"
         await _still_serving(client)
 
 
@@ -83,6 +83,6 @@ async def test_a_read_timeout_cancels_the_tool_on_the_server(era: Era, marker: a
     async with http_server() as base_url, connect("http", era, base_url) as client:
         with anyio.fail_after(DEADLINE), pytest.raises(MCPError) as raised:
             await client.call_tool("wait_forever", {"marker": str(marker)}, read_timeout_seconds=1.0)
-        assert await wait_for_file(marker) == "finally ran"
+        assert await wait_for_file(marker) == "cancelled"
         await _still_serving(client)
     assert raised.value.error.code == types.REQUEST_TIMEOUT

@@ -15,17 +15,18 @@ import anyio
 import httpx2
 import pytest
 from mcp import types
-from server_harness import DEADLINE, HANDSHAKE_VERSION, MODERN_VERSION, http_server, serve_stdio_lines
+from server_harness import (
+    DEADLINE,
+    HANDSHAKE_VERSION,
+    INITIALIZE,
+    MCP_HEADERS,
+    MODERN_VERSION,
+    http_server,
+    serve_stdio_lines,
+)
 
 pytestmark = pytest.mark.anyio
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE: dict[str, Any] = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN_VERSION,

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from mcp import types
 from mcp.client.context import ClientRequestContext
-from server_harness import DEADLINE, ERAS, Era, bound_socket, connect, wait_until_healthy
+from server_harness import DEADLINE, ERAS, Era, connect, wait_until_healthy
 from sign_in_harness import Browser, CalendarApi, new_key
 
 from gateway.server import ToolServer, serve_async
@@ -27,6 +27,7 @@ from gateway.server.sign_in_records import SignInRecords
 from gateway.state import CredentialKeys, CredentialStore, SqliteStateStore, StateStore
 from gateway.state.location import open_state_store
 from gateway.tools import FunctionTool
+from tests.support.loopback import bound_socket
 from tests.support.oauth_provider import OAuthProvider
 
 pytestmark = pytest.mark.anyio
