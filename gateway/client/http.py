@@ -25,8 +25,22 @@ ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """The TLS settings every upstream client shares: loading the CA store once, not per session (~40 ms each)."""
+    """The TLS settings every upstream client shares: loading the CA store once, not per session (~40 ms each).
+
+    Built on the first https request only: the CA store costs about 1 MiB of the process's memory, which a gateway
+    whose upstreams are all plain http on loopback or stdio never needs.
+    """
     return httpx2.create_ssl_context()
+
+
+@functools.cache
+def _plain_context() -> ssl.SSLContext:
+    """The context of the transport that carries plain http only; it never makes a TLS connection.
+
+    `AsyncHTTPTransport` wants a context when it is built. This one trusts no certificate at all, so if an https
+    request ever reached it, verification would fail instead of passing unchecked.
+    """
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 _DRAIN_SECONDS: Final = 1.0
@@ -60,6 +74,26 @@ class _DrainedStream(httpx2.AsyncByteStream):
             pass  # the connection is dropped, as it would have been without draining
         finally:
             await self._inner.aclose()
+
+
+class _SchemeTransport(httpx2.AsyncBaseTransport):
+    """Plain http on one connection pool, https on another whose TLS context is built on the first https request."""
+
+    def __init__(self) -> None:
+        self._plain = httpx2.AsyncHTTPTransport(verify=_plain_context())
+        self._tls: httpx2.AsyncHTTPTransport | None = None
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        if request.url.scheme != "https":
+            return await self._plain.handle_async_request(request)
+        if self._tls is None:
+            self._tls = httpx2.AsyncHTTPTransport(verify=_tls_context())
+        return await self._tls.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self._plain.aclose()
+        if self._tls is not None:
+            await self._tls.aclose()
 
 
 class _DrainingTransport(httpx2.AsyncBaseTransport):
@@ -107,5 +141,5 @@ def http_client(
         auth=auth,
         follow_redirects=False,
         event_hooks=hooks,
-        transport=_DrainingTransport(httpx2.AsyncHTTPTransport(verify=_tls_context())),
+        transport=_DrainingTransport(_SchemeTransport()),
     )

@@ -7,6 +7,7 @@ import contextlib
 import socket
 from collections.abc import AsyncIterator, Generator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -87,8 +88,11 @@ async def serving_asgi(
     log_level: str = "warning",
     grace: float = 1.0,
     http: Literal["auto", "h11", "httptools"] = "auto",
+    tls: tuple[Path, Path] | None = None,
 ) -> AsyncIterator[str]:
     """Serve `app` (lifespan on) under uvicorn on `sock` (default: a fresh `bound_socket()`); yields the base URL.
+
+    With `tls` (a certificate file and its key file) the server speaks https and the URL says so.
 
     The socket listens before uvicorn starts, so clients may connect at once (the kernel queues them until uvicorn
     accepts). Leaving the block asks uvicorn to stop, gives its connections `grace` seconds to finish (uvicorn's
@@ -96,7 +100,16 @@ async def serving_asgi(
     `http` is uvicorn's HTTP parser. The server installs no signal handlers (`_UnsignalledServer`).
     """
     sock = sock or bound_socket()
-    config = uvicorn.Config(app, lifespan="on", log_level=log_level, timeout_graceful_shutdown=grace, http=http)
+    certfile, keyfile = tls if tls is not None else (None, None)
+    config = uvicorn.Config(
+        app,
+        lifespan="on",
+        log_level=log_level,
+        timeout_graceful_shutdown=grace,
+        http=http,
+        ssl_certfile=certfile,
+        ssl_keyfile=keyfile,
+    )
     server = _UnsignalledServer(config)
     stopped = anyio.Event()
 
@@ -110,7 +123,8 @@ async def serving_asgi(
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
             try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+                scheme = "https" if tls is not None else "http"
+                yield f"{scheme}://127.0.0.1:{sock.getsockname()[1]}"
             finally:
                 server.should_exit = True
                 with anyio.move_on_after(grace + _STOP_SLACK, shield=True):
