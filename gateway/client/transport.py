@@ -27,7 +27,14 @@ from gateway.client.connection import (
 )
 from gateway.client.http import ResponseHook, http_client
 
-__all__ = ["CommandNotFoundError", "Streams", "WatchedReadStream", "open_transport", "resolve_command"]
+__all__ = [
+    "CommandNotFoundError",
+    "HttpClientHook",
+    "Streams",
+    "WatchedReadStream",
+    "open_transport",
+    "resolve_command",
+]
 
 _MAX_SSE_EVENT = 64 * 1024 * 1024
 
@@ -91,12 +98,14 @@ async def open_transport(
     *,
     on_response: ResponseHook,
     on_end: Callable[[], None],
+    on_client: HttpClientHook | None = None,
 ) -> AsyncGenerator[Streams]:
     """The transport `params` describe, with `headers` added (HTTP), yielding (read stream, write stream).
 
-    `on_response` sees every HTTP response; `on_end` is called once the server's side of the connection ended.
+    `on_response` sees every HTTP response; `on_end` is called once the server's side of the connection ended;
+    `on_client` is told a streamable HTTP transport's `httpx2` client and endpoint.
     """
-    async with _transport(params, headers, on_response) as (read_stream, write_stream):
+    async with _transport(params, headers, on_response, on_client) as (read_stream, write_stream):
         yield WatchedReadStream(read_stream, on_end), write_stream
 
 
@@ -130,8 +139,12 @@ def resolve_command(command: str, env: Mapping[str, str] | None = None) -> str:
     return found
 
 
+HttpClientHook = Callable[[httpx2.AsyncClient, str], None]
+"""Told a streamable HTTP transport's client and endpoint before its first request."""
+
+
 def _transport(
-    params: ConnectionParams, headers: dict[str, str] | None, hook: ResponseHook
+    params: ConnectionParams, headers: dict[str, str] | None, hook: ResponseHook, on_client: HttpClientHook | None
 ) -> AbstractAsyncContextManager[Streams]:
     if isinstance(params, StdioConnectionParams):
         return _stdio(params)
@@ -158,7 +171,7 @@ def _transport(
             httpx_client_factory=factory,
             auth=params.httpx_auth(),
         )
-    return _streamable_http(params, headers, hook)
+    return _streamable_http(params, headers, hook, on_client)
 
 
 @contextlib.asynccontextmanager
@@ -174,16 +187,22 @@ async def _stdio(params: StdioConnectionParams) -> AsyncGenerator[Streams]:
 
 @contextlib.asynccontextmanager
 async def _streamable_http(
-    params: StreamableHTTPConnectionParams, headers: dict[str, str] | None, hook: ResponseHook
+    params: StreamableHTTPConnectionParams,
+    headers: dict[str, str] | None,
+    hook: ResponseHook,
+    on_client: HttpClientHook | None,
 ) -> AsyncGenerator[Streams]:
+    client = http_client(
+        headers=params.http_headers(headers),
+        connect_timeout=params.connect_timeout,
+        read_timeout=max(params.call_timeout or 300.0, 300.0),
+        auth=params.httpx_auth(),
+        on_response=hook,
+    )
+    if on_client is not None:
+        on_client(client, params.url)
     async with (
-        http_client(
-            headers=params.http_headers(headers),
-            connect_timeout=params.connect_timeout,
-            read_timeout=max(params.call_timeout or 300.0, 300.0),
-            auth=params.httpx_auth(),
-            on_response=hook,
-        ) as client,
+        client,
         streamable_http_client(
             params.url,
             http_client=client,

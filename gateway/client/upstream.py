@@ -27,6 +27,7 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
+from gateway.client.direct_post import DirectPost, IncomingHandlers
 from gateway.client.relayed_round import stamp_declared
 from gateway.client.transport import CommandNotFoundError, open_transport
 from gateway.errors import UpstreamUnavailableError
@@ -106,6 +107,10 @@ class UpstreamSession:
     idle: anyio.Event = field(default_factory=anyio.Event)
     """Set while no request is in flight (a new event each time one starts)."""
     last_used: float = field(default_factory=anyio.current_time)
+    direct: DirectPost | None = None
+    """The session's HTTP side, for calls the gateway POSTs itself (streamable HTTP sessions only)."""
+    handlers: IncomingHandlers | None = None
+    """What answers the upstream's messages on such a call's stream (the session's own callbacks)."""
 
     def __post_init__(self) -> None:
         self.idle.set()
@@ -150,6 +155,12 @@ class UpstreamSession:
             self.http_error = response.status_code
         if response.status_code == _HTTP_NOT_FOUND and response.request.headers.get(_SESSION_HEADER):
             self.expired = True
+        if self.direct is not None:
+            self.direct.observe(response)
+
+    def bind_http(self, client: httpx2.AsyncClient, url: str) -> None:
+        """Keep the streamable HTTP transport's client, so that a call can be POSTed directly (`DirectPost`)."""
+        self.direct = DirectPost(client, url)
 
     def end_of_transport(self) -> None:
         """The transport's read stream ended: no answer can arrive any more."""
@@ -237,15 +248,26 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
     # A pinned modern version still discovers: the SDK's pinned mode would assume the server has no capabilities
     # (no tools.listChanged, so no list-change subscription); the version is checked once connected.
     pinned = mode if mode in MODERN_PROTOCOL_VERSIONS else None
+    handler = _message_handler(session, callbacks)
+    session.handlers = IncomingHandlers(
+        elicitation=callbacks.elicitation,
+        sampling=callbacks.sampling,
+        list_roots=callbacks.list_roots,
+        logging=callbacks.logging,
+        message=handler,
+    )
+    transport = open_transport(
+        params, headers, on_response=session.observe, on_end=session.end_of_transport, on_client=session.bind_http
+    )
     client = Client(
-        open_transport(params, headers, on_response=session.observe, on_end=session.end_of_transport),
+        transport,
         mode="auto" if pinned else mode,  # type: ignore[arg-type]
         read_timeout_seconds=params.call_timeout,
         elicitation_callback=callbacks.elicitation,
         sampling_callback=callbacks.sampling,
         logging_callback=callbacks.logging,
         list_roots_callback=callbacks.list_roots,
-        message_handler=_message_handler(session, callbacks),
+        message_handler=handler,
         log_level="debug" if callbacks.logging else None,
         cache=None,
     )
@@ -253,6 +275,8 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
     try:
         async with client, anyio.create_task_group() as watchers:
             session.client = client
+            if session.direct is not None:
+                session.direct.closer = watchers
             if pinned is not None and client.protocol_version != pinned:
                 raise UpstreamUnavailableError(
                     f"Upstream {params.describe()} does not speak MCP {pinned} (it offered "

@@ -179,6 +179,18 @@ class UpstreamToolset(McpToolset):
             if session.modern:
                 result = await McpToolset._send_call(self, session, name, args, on_progress)
                 return result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            if session.direct is not None and session.handlers is not None:
+                # Streamable HTTP: POSTed on the session's connections without the SDK client's machinery.
+                params: dict[str, Any] = {"name": name, "arguments": args}
+                if session.meta:
+                    params["_meta"] = dict(session.meta)
+                return await session.direct.call_tool(
+                    params,
+                    protocol_version=session.client.protocol_version,
+                    handlers=session.handlers,
+                    on_progress=on_progress,
+                    read_timeout=self.connection_params.call_timeout,
+                )
             return await forwarded_raw_call(
                 session.client.session,
                 name,

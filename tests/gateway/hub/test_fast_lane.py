@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
 import pytest
 from hub_harness import (
@@ -32,7 +33,7 @@ from hub_harness import (
     wait_for_file,
     write_config,
 )
-from mcp import Client, types
+from mcp import Client, MCPError, types
 
 from gateway import hub
 from gateway.config import load_config
@@ -41,7 +42,7 @@ from gateway.server import ToolServer
 from gateway.server.observation import RequestRecord
 from gateway.state import InMemoryStateStore
 from tests.support.client_callbacks import ClientCallbacks
-from tests.support.loopback import serving_tools
+from tests.support.loopback import bound_socket, free_port, serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -326,3 +327,75 @@ async def test_calls_the_gateway_must_treat_take_the_general_path(tmp_path: Path
                 relayed = await client.call_tool("open_echo", {"text": "relayed"})
                 assert fast.server.relayed_calls == 1
     assert [text_of(result) for result in (capped, keyed, relayed)] == ["capped", "keyed", "relayed"]
+
+
+async def test_a_relayed_call_past_the_upstreams_call_timeout_fails_as_on_the_general_path_and_is_cancelled(
+    tmp_path: Path,
+) -> None:
+    texts: list[str] = []
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url, "callTimeout": 1.0}})
+        async with lanes(config) as (fast, general):
+            for lane in (fast, general):
+                marker = tmp_path / f"{lane is fast}.txt"
+                async with connect(lane.url, "legacy") as client:
+                    with anyio.fail_after(DEADLINE):
+                        await client.list_tools()
+                        texts.append(await _outcome(client, "up_wait_forever", {"marker": str(marker)}))
+                        after = await client.call_tool("up_echo", {"text": "still here"})
+                    # The upstream was told: its tool ran until the courtesy cancellation reached it.
+                    assert await wait_for_file(marker) == "cancelled"
+                assert text_of(after) == "still here"
+            assert (fast.server.relayed_calls, general.server.relayed_calls) == (2, 0)
+    assert texts[0] == texts[1]
+    assert "timed out" in texts[0]
+
+
+async def _outcome(client: Client, name: str, arguments: dict[str, Any]) -> str:
+    """What a call gave the client: its result's text, or the JSON-RPC error it was answered with."""
+    try:
+        result = await client.call_tool(name, arguments)
+    except MCPError as exc:
+        return f"JSON-RPC error {exc.code}: {exc.message}"
+    return f"isError={result.is_error}: {text_of(result)}"
+
+
+async def test_an_upstream_that_forgot_the_session_gives_the_general_paths_error_and_the_next_call_works(
+    tmp_path: Path,
+) -> None:
+    from hub_upstream_tools import TOOLS
+
+    texts: list[str] = []
+    port = free_port()
+    config = write_config(tmp_path, {"up": {"url": f"http://127.0.0.1:{port}/mcp"}})
+
+    async def serve_upstream(
+        stop: anyio.Event, stopped: anyio.Event, *, task_status: anyio.abc.TaskStatus[None]
+    ) -> None:
+        try:
+            async with serving_tools(ToolServer(TOOLS, state_store=InMemoryStateStore()), bound_socket(port)):
+                task_status.started()
+                await stop.wait()
+        finally:
+            stopped.set()
+
+    async with anyio.create_task_group() as upstreams:
+        first, first_stopped = anyio.Event(), anyio.Event()
+        await upstreams.start(serve_upstream, first, first_stopped)
+        async with lanes(config) as (fast, general):
+            async with connect(fast.url, "legacy") as on_fast, connect(general.url, "legacy") as on_general:
+                with anyio.fail_after(DEADLINE):
+                    for client in (on_fast, on_general):
+                        await client.list_tools()
+                        assert text_of(await client.call_tool("up_echo", {"text": "first"})) == "first"
+                    # The upstream restarts on the same port: it no longer knows the gateway's sessions (HTTP 404).
+                    first.set()
+                    await first_stopped.wait()
+                    await upstreams.start(serve_upstream, anyio.Event(), anyio.Event())
+                    for client in (on_fast, on_general):
+                        texts.append(await _outcome(client, "up_echo", {"text": "forgotten"}))
+                        assert text_of(await client.call_tool("up_echo", {"text": "again"})) == "again"
+            assert (fast.server.relayed_calls, general.server.relayed_calls) == (3, 0)
+        upstreams.cancel_scope.cancel()
+    assert texts[0] == texts[1]
+    assert "no longer knows this session" in texts[0]
