@@ -32,6 +32,7 @@ from pathlib import Path
 
 import anyio
 import echo_upstream
+from _cpu import cpu_section
 from _harness import LOOP, PATIENCE, ROOT, handshake_only, machine, serving_app, write_config
 from _hop import ECHO, hop_sections
 from _measure import sequential
@@ -44,7 +45,7 @@ from _workers import workers_section
 logger = logging.getLogger("bench")
 
 
-SECTIONS = ("hop", "catalog", "footprint", "workers", "search")
+SECTIONS = ("hop", "cpu", "catalog", "footprint", "workers", "search")
 
 
 async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[str] = SECTIONS) -> None:
@@ -59,6 +60,7 @@ async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[st
         ):
             sections: list[tuple[str, Callable[[], Awaitable[list[Row]]]]] = [
                 ("hop", lambda: hop_sections(settings, upstream, handshake_upstream, directory)),
+                ("cpu", lambda: cpu_section(settings, upstream, directory)),
                 ("catalog", lambda: catalog_section(settings, directory)),
                 ("footprint", lambda: footprint_section(settings, upstream, directory)),
                 ("workers", lambda: workers_section(settings, upstream, directory)),
