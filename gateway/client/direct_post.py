@@ -225,7 +225,7 @@ class _Exchange:
             )
         content_type = response.headers.get("content-type", "").lower()
         if content_type.startswith(_JSON):
-            return self._answer(json.loads(await response.aread()))
+            return self._answer(_parsed(await response.aread(), "JSON response"))
         if not content_type.startswith(_SSE):
             raise MCPError(code=types.INVALID_REQUEST, message=f"Unexpected content type: {content_type}")
         try:
@@ -236,7 +236,7 @@ class _Exchange:
                     self.retry_ms = event.retry
                 if event.event != "message" or not event.data:
                     continue  # a priming event (an id for resumption), or one the protocol does not define
-                answer = await self._take(json.loads(event.data))
+                answer = await self._take(_parsed(event.data, "SSE message"))
                 if answer is not None:
                     return answer
         except httpx2.SSEError as exc:
@@ -346,6 +346,14 @@ class _Exchange:
         if isinstance(response, types.ErrorData):
             raise MCPError.from_error_data(response)
         return cast("dict[str, Any]", response.model_dump(by_alias=True, mode="json", exclude_none=True))
+
+
+def _parsed(data: str | bytes, what: str) -> Any:
+    """A message's JSON; a parse error is the call's error, worded as the SDK's client words it."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise MCPError(code=types.PARSE_ERROR, message=f"Failed to parse {what}: {exc}") from exc
 
 
 _ANSWERED: Final = frozenset({"ping", "elicitation/create", "sampling/createMessage", "roots/list"})

@@ -34,6 +34,10 @@ from hub_harness import (
     write_config,
 )
 from mcp import Client, MCPError, types
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from gateway import hub
 from gateway.config import load_config
@@ -42,7 +46,7 @@ from gateway.server import ToolServer
 from gateway.server.observation import RequestRecord
 from gateway.state import InMemoryStateStore
 from tests.support.client_callbacks import ClientCallbacks
-from tests.support.loopback import bound_socket, free_port, serving_tools
+from tests.support.loopback import bound_socket, free_port, serving_asgi, serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -399,3 +403,51 @@ async def test_an_upstream_that_forgot_the_session_gives_the_general_paths_error
         upstreams.cancel_scope.cancel()
     assert texts[0] == texts[1]
     assert "no longer knows this session" in texts[0]
+
+
+def _broken_upstream() -> Starlette:
+    """A streamable HTTP upstream whose `tools/call` answer is not JSON (it speaks just enough MCP to be listed)."""
+    tool = {"name": "garbled", "inputSchema": {"type": "object"}}
+
+    async def mcp(request: Request) -> Response:
+        message = json.loads(await request.body())
+        method, request_id = message.get("method"), message.get("id")
+        headers = {"mcp-session-id": "broken-session"}
+        if request_id is None:
+            return Response(status_code=202, headers=headers)
+        if method == "initialize":
+            result = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "broken", "version": "0"},
+            }
+        elif method == "tools/list":
+            result = {"tools": [tool]}
+        elif method == "tools/call":
+            body = f"event: message\r\ndata: {{not json, id {json.dumps(request_id)}\r\n\r\n"
+            return Response(body, media_type="text/event-stream", headers=headers)
+        else:
+            error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}}
+            return JSONResponse(error, status_code=404, headers=headers)
+        return JSONResponse({"jsonrpc": "2.0", "id": request_id, "result": result}, headers=headers)
+
+    return Starlette(routes=[Route("/mcp", mcp, methods=["POST"])])
+
+
+async def test_an_upstream_answering_garbage_gives_a_parse_error_on_both_lanes_and_the_session_serves_on(
+    tmp_path: Path,
+) -> None:
+    outcomes: list[str] = []
+    async with serving_asgi(_broken_upstream()) as url:
+        config = write_config(tmp_path, {"up": {"url": f"{url}/mcp", "protocolVersion": "2025-11-25"}})
+        async with lanes(config) as (fast, general):
+            for lane in (fast, general):
+                async with connect(lane.url, "legacy") as client:
+                    with anyio.fail_after(DEADLINE):
+                        await client.list_tools()
+                        outcomes.append(await _outcome(client, "up_garbled", {}))
+                        assert [tool.name for tool in (await client.list_tools()).tools] == ["up_garbled"]
+            assert (fast.server.relayed_calls, general.server.relayed_calls) == (1, 0)
+    # The SDK words the parser's complaint in its own way; what the client is told is the same kind of failure.
+    assert [outcome.split(": ", 2)[:2] for outcome in outcomes] == [outcomes[1].split(": ", 2)[:2]] * 2
+    assert "Failed to parse SSE message" in outcomes[0]
