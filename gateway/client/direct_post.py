@@ -319,30 +319,20 @@ class _Exchange:
             if method in _ANSWERED:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid {method} request: {exc}") from exc
             raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method) from exc
-        response: Any
         if isinstance(request, types.PingRequest):
             return {}
+        # The SDK client's answer when the session has no callback for a request (it does not offer the feature).
         if isinstance(request, types.ElicitRequest):
-            callback = self.handlers.elicitation
-            response = (
-                await callback(None, request.params)
-                if callback is not None
-                else types.ErrorData(code=types.INVALID_REQUEST, message="Elicitation not supported")
-            )
+            callback, arguments, unsupported = self.handlers.elicitation, (request.params,), "Elicitation"
         elif isinstance(request, types.CreateMessageRequest):
-            callback = self.handlers.sampling
-            response = (
-                await callback(None, request.params)
-                if callback is not None
-                else types.ErrorData(code=types.INVALID_REQUEST, message="Sampling not supported")
-            )
+            callback, arguments, unsupported = self.handlers.sampling, (request.params,), "Sampling"
         else:  # roots/list, the last request a server may make
-            callback = self.handlers.list_roots
-            response = (
-                await callback(None)
-                if callback is not None
-                else types.ErrorData(code=types.INVALID_REQUEST, message="List roots not supported")
-            )
+            callback, arguments, unsupported = self.handlers.list_roots, (), "List roots"
+        response: Any = (
+            await callback(None, *arguments)
+            if callback is not None
+            else types.ErrorData(code=types.INVALID_REQUEST, message=f"{unsupported} not supported")
+        )
         if isinstance(response, types.ErrorData):
             raise MCPError.from_error_data(response)
         return cast("dict[str, Any]", response.model_dump(by_alias=True, mode="json", exclude_none=True))
