@@ -9,8 +9,11 @@ published `mcp-server-time`. Gateways: a config written to a temporary directory
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -30,7 +33,7 @@ from gateway.hub import gateway_tools
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from tests.support import processes
-from tests.support.loopback import serving_tools
+from tests.support.loopback import free_port, serving_tools, wait_for_port
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -63,6 +66,32 @@ async def upstream_http() -> AsyncGenerator[str]:
 SLOW_START: Final = {"listTimeout": DEADLINE}
 """Options for a Python upstream that may take longer than the default `listTimeout` to start on a busy machine
 (the tests of what crosses the hop must not see it left out of a listing)."""
+
+
+FIXTURE_UPSTREAM: Final = ROOT / "tests/conformance/fixture_upstream.py"
+"""The conformance fixture upstream: the SDK's `MCPServer` with every scenario's tool (see its docstring)."""
+
+
+@asynccontextmanager
+async def fixture_http(*flags: str) -> AsyncGenerator[str]:
+    """The fixture upstream as a child serving streamable HTTP (with its event store, so streams resume), given
+    `flags` (e.g. `--push`); yields its `/mcp` URL. The child's process group is killed at the end."""
+    port = free_port()
+    process = await anyio.open_process(
+        [sys.executable, "-I", str(FIXTURE_UPSTREAM), "http", str(port), *flags],
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        await wait_for_port(port, DEADLINE, process)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        with anyio.CancelScope(shield=True):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
 
 
 def upstream_stdio(state: Path, **options: Any) -> dict[str, Any]:

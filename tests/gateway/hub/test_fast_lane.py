@@ -21,11 +21,12 @@ import httpx2
 import pytest
 from hub_harness import (
     DEADLINE,
-    ROOT,
+    FIXTURE_UPSTREAM,
     SLOW_START,
     FormFiller,
     child_env,
     connect,
+    fixture_http,
     gateway_server,
     text_of,
     upstream_http,
@@ -50,7 +51,6 @@ from tests.support.loopback import bound_socket, free_port, serving_asgi, servin
 
 pytestmark = pytest.mark.anyio
 
-FIXTURE_UPSTREAM = ROOT / "tests/conformance/fixture_upstream.py"
 FIXTURE_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("test_simple_text", {}),
     ("test_image_content", {}),
@@ -70,6 +70,8 @@ FIXTURE_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
 """The fixture upstream's tools (`--push`: sampling and elicitation pushed mid-call, as servers written before
 2026-07-28 do): text, image, audio, embedded resource, mixed blocks, `isError`, log messages, progress,
 `structuredContent`, an invalid call."""
+FIXTURE_HTTP_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (*FIXTURE_CALLS, ("test_reconnection", {}))
+"""Over streamable HTTP the fixture can also break a call's stream for the client to resume."""
 HANDSHAKE_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
@@ -144,7 +146,7 @@ async def _call_all(
     return results
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("transport", ["stdio", "http", "fixture-http"])
 async def test_the_fixture_upstreams_results_arrive_on_the_fast_lane_field_for_field_as_on_the_general_path(
     transport: str, tmp_path: Path
 ) -> None:
@@ -155,12 +157,16 @@ async def test_the_fixture_upstreams_results_arrive_on_the_fast_lane_field_for_f
         "prefix": "",
         **SLOW_START,
     }
-    async with upstream_http() as hub_url:
+    async with upstream_http() as hub_url, fixture_http("--push") as fixture_url:
         if transport == "http":
-            # Our own server mode stands in for an HTTP upstream here; the fixture's tools are over stdio.
+            # Our own server mode stands in for an HTTP upstream here (its tools, with our server's features).
             entry = {"url": hub_url, "prefix": "", **SLOW_START}
+        elif transport == "fixture-http":
+            # The SDK's MCPServer over streamable HTTP, with an event store: `test_reconnection` closes the call's
+            # stream mid-call and the client resumes it with Last-Event-ID.
+            entry = {"url": fixture_url, "prefix": "", **SLOW_START}
         config = write_config(tmp_path, {"fixture": entry})
-        calls = FIXTURE_CALLS if transport == "stdio" else HUB_CALLS
+        calls = {"stdio": FIXTURE_CALLS, "http": HUB_CALLS, "fixture-http": FIXTURE_HTTP_CALLS}[transport]
         seen: dict[bool, tuple[list[dict[str, Any]], Heard]] = {}
         async with lanes(config) as (fast, general):
             for lane in (fast, general):
@@ -415,6 +421,7 @@ def _broken_upstream() -> Starlette:
         headers = {"mcp-session-id": "broken-session"}
         if request_id is None:
             return Response(status_code=202, headers=headers)
+        result: dict[str, Any]
         if method == "initialize":
             result = {
                 "protocolVersion": message["params"]["protocolVersion"],
