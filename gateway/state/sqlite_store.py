@@ -233,7 +233,7 @@ def _open(path: Path) -> sqlite3.Connection:
             f"Cannot open the state database {where!r}: {exc}. Choose another path (${STATE_PATH_ENV})."
         ) from exc
     try:
-        version = _prepare(connection)
+        version = _prepared(connection)
     except sqlite3.Error as exc:
         connection.close()
         raise ConfigError(
@@ -247,6 +247,29 @@ def _open(path: Path) -> sqlite3.Connection:
             f"knows ({SCHEMA_VERSION}). Upgrade adk-mcp-gateway or choose another path (${STATE_PATH_ENV})."
         )
     return connection
+
+
+def _prepared(connection: sqlite3.Connection) -> int:
+    """`_prepare`, tried again while the file is locked by another connection setting it up (bounded).
+
+    Two connections switching a new file to WAL at once deadlock on its lock; SQLite then answers one of them
+    "database is locked" at once instead of waiting (the busy timeout does not apply), so the loser waits a moment
+    and asks again. Runs in a worker thread, like every use of the connection.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            return _prepare(connection)
+        except sqlite3.OperationalError as exc:
+            if connection.in_transaction:
+                connection.rollback()
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)  # in the worker thread, like the rest of the set-up
+        pause = min(pause * 2, 0.1)
 
 
 def _prepare(connection: sqlite3.Connection) -> int:

@@ -533,3 +533,29 @@ def test_without_a_usable_xdg_state_home_the_state_lives_under_the_home_director
         monkeypatch.setenv("XDG_STATE_HOME", xdg)
     monkeypatch.setenv("HOME", str(tmp_path))
     assert default_state_path() == tmp_path / ".local" / "state" / "adk-mcp-gateway" / "state.db"
+
+
+@pytest.mark.anyio
+async def test_stores_opening_one_new_file_at_once_all_open(tmp_path: Path) -> None:
+    """Replicas or workers that start together open one new state file at once: none of them may fail.
+
+    Two connections switching a new file to WAL at the same moment deadlock on its lock, and SQLite answers one of
+    them "database is locked" at once, without waiting (seen as a failed start-up of one of two servers).
+    """
+    scope = StateScope(app_name="app", user_id="user", session_id="session")
+    failures: list[str] = []
+    for attempt in range(60):
+        stores = [SqliteStateStore(tmp_path / f"state-{attempt}.db") for _ in range(8)]
+
+        async def load(store: SqliteStateStore) -> None:
+            try:
+                await store.load(scope)
+            except ConfigError as exc:
+                failures.append(str(exc))
+
+        async with anyio.create_task_group() as tg:
+            for store in stores:
+                tg.start_soon(load, store)
+        for store in stores:
+            await store.aclose()
+    assert failures == []
