@@ -87,8 +87,8 @@ class DirectPost:
         self.closer.start_soon(_close, response)
 
     def observe(self, response: httpx2.Response) -> None:
-        """Take the session id from the first response that assigns one (the answer to `initialize`)."""
-        if self.session_id is None:
+        """Take the session id from the first successful response that assigns one (the answer to `initialize`)."""
+        if self.session_id is None and response.is_success:
             self.session_id = response.headers.get(_SESSION_HEADER)
 
     def _headers(self, protocol_version: str) -> dict[str, str]:
