@@ -43,6 +43,8 @@ _MAX_SSE_EVENT: Final = 64 * 1024 * 1024
 """As the gateway's SDK transport is set up: a gateway passes what its upstreams send."""
 _RESUME_ATTEMPTS: Final = 2
 _DEFAULT_RETRY_MS: Final = 1000
+_MAX_RETRY_MS: Final = 10_000
+"""The longest wait before resuming a stream, whatever `retry:` the upstream sent (it must not park a call)."""
 _ANSWER_DEADLINE: Final = 10.0
 """Seconds a POST answering the upstream (a request's result, a courtesy cancel) may take."""
 _HTTP_ERROR: Final = 400
@@ -233,7 +235,7 @@ class _Exchange:
                 if event.id:
                     self.last_event_id = event.id
                 if event.retry is not None:
-                    self.retry_ms = event.retry
+                    self.retry_ms = min(max(event.retry, 0), _MAX_RETRY_MS)
                 if event.event != "message" or not event.data:
                     continue  # a priming event (an id for resumption), or one the protocol does not define
                 answer = await self._take(_parsed(event.data, "SSE message"))
