@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import httpcore2
 import httpx2
 import pytest
 from mcp import MCPError, types
@@ -160,29 +161,36 @@ async def test_modern_clients_go_on_through_the_survivor_of_a_kill_9_and_lose_no
         async def write(writer: int, url: str) -> None:
             nonlocal failed_calls
             meta = session_meta()
-            async with connect("http", "modern", url) as client:
-                for index in range(WRITES):
-                    key = f"key-{index}"
-                    while True:
-                        try:
-                            result = await client.call_tool(
-                                "set_key",
-                                {"key": key, "value": f"w{writer}"},
-                                meta=meta,
-                                read_timeout_seconds=CALL_DEADLINE,
-                            )
-                        except (MCPError, httpx2.TransportError):
-                            failed_calls += 1  # not acknowledged: the client may send it again
-                            continue
-                        if not result.is_error:
-                            break
-                        failed_calls += 1
-                    acknowledged[writer].append(key)
-                    if sum(map(len, acknowledged)) == KILL_AFTER:
-                        a.process.send_signal(signal.SIGKILL)
-                        killed.set()
-                read = await client.call_tool("read_state", {}, meta=meta, read_timeout_seconds=CALL_DEADLINE)
-                final[writer] = (read.structured_content or {})["state"]
+            while True:
+                try:
+                    async with connect("http", "modern", url) as client:
+                        for index in range(len(acknowledged[writer]), WRITES):
+                            key = f"key-{index}"
+                            while True:
+                                try:
+                                    result = await client.call_tool(
+                                        "set_key",
+                                        {"key": key, "value": f"w{writer}"},
+                                        meta=meta,
+                                        read_timeout_seconds=CALL_DEADLINE,
+                                    )
+                                except (MCPError, httpx2.TransportError):
+                                    failed_calls += 1  # not acknowledged: the client may send it again
+                                    continue
+                                if not result.is_error:
+                                    break
+                                failed_calls += 1
+                            acknowledged[writer].append(key)
+                            if sum(map(len, acknowledged)) == KILL_AFTER:
+                                a.process.send_signal(signal.SIGKILL)
+                                killed.set()
+                        read = await client.call_tool("read_state", {}, meta=meta, read_timeout_seconds=CALL_DEADLINE)
+                        final[writer] = (read.structured_content or {})["state"]
+                        return
+                except* (httpx2.TransportError, httpcore2.ProtocolError, httpcore2.NetworkError):
+                    # The kill can cut a response the SDK's transport was reading in its own task, which then ends
+                    # the client rather than the call: the call was not acknowledged, so a new client sends it again.
+                    failed_calls += 1
 
         with anyio.fail_after(DEADLINE * 3):
             async with proxy.serving() as url, anyio.create_task_group() as tg:
