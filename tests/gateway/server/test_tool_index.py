@@ -1,15 +1,19 @@
 """`ToolIndex`, the ranking behind `search_tools`: how a request's words meet a tool's name, description and schema.
 
-Real bm25s and PyStemmer over small catalogs written for each behaviour; the search tool around the index (policy,
-schemas, transports) is tested in tests/gateway/hub/test_tool_search.py.
+Real bm25s, PyStemmer and wordllama's bundled model over small catalogs written for each behaviour; the search tool
+around the index (policy, schemas, transports) is tested in tests/gateway/hub/test_tool_search.py.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from mcp import types
 
+from gateway.server import _tool_embeddings
 from gateway.server.tool_index import ToolIndex
 
 
@@ -103,3 +107,49 @@ def test_a_requests_own_word_outweighs_a_word_related_to_another_of_its_words() 
     tools = [tool("chat_delete_message", "Delete a message."), tool("chat_remove_member", "Remove a member.")]
 
     assert ranked(tools, "remove", 2) == ["chat_remove_member", "chat_delete_message"]
+
+
+SERVICES = [
+    tool("files_read_file", "Read a file and return its text.", path="Path of the file"),
+    tool("files_delete_file", "Delete a file.", path="Path of the file"),
+    tool("weather_get_forecast", "Forecast for a city: temperature, rain and wind.", city="City name"),
+    tool("mail_send_email", "Send an email.", to="Recipient", body="Body"),
+    tool("shop_create_product", "Add a product to the store's catalog.", title="Product title", price="Price"),
+    tool("bank_get_balance", "The balance of a bank account.", account="Account id"),
+    tool("auth_get_current_user", "The signed-in user's profile."),
+    tool("calendar_create_event", "Create an event in a calendar.", start="Start time", title="Title"),
+    tool("flights_book_flight", "Book a flight.", origin="From", destination="To", date="Date"),
+]
+
+
+@pytest.fixture
+def without_wordllama(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`import wordllama` fails, as where the library is not installed (and no model is left loaded)."""
+    monkeypatch.setitem(sys.modules, "wordllama", None)
+    _tool_embeddings._load.cache_clear()
+    yield
+    _tool_embeddings._load.cache_clear()
+
+
+def test_a_request_sharing_no_word_with_the_right_tool_finds_it_by_meaning() -> None:
+    assert ranked(SERVICES, "who am I logged in as", 1) == ["auth_get_current_user"]
+    assert ranked(SERVICES, "purchase a plane seat to Lisbon", 1) == ["flights_book_flight"]
+    assert "bank_get_balance" in ranked(SERVICES, "how much money is left in my savings", 3)
+
+
+def test_meaning_can_be_left_out_of_the_ranking() -> None:
+    index = ToolIndex(SERVICES, semantic=False)
+
+    assert not index.semantic
+    assert index.search("who am I logged in as", 3) == []
+    assert [hit.name for hit in index.search("remove a file", 1)] == ["files_delete_file"]
+
+
+@pytest.mark.usefixtures("without_wordllama")
+def test_without_wordllama_search_ranks_by_words_alone() -> None:
+    index = ToolIndex(SERVICES)
+
+    assert not index.semantic
+    assert index.search("who am I logged in as", 3) == []
+    assert [hit.name for hit in index.search("remove a file", 1)] == ["files_delete_file"]
+    assert [hit.name for hit in index.search("book a flight to Lisbon", 1)] == ["flights_book_flight"]
