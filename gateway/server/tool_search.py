@@ -6,9 +6,10 @@ A `ToolServer` with `tool_search` (the config's `toolSearch`) adds this middlewa
   always visible and any toolset's sign-in tool (`gateway.tools.auth_sign_in`: a user who has not signed in to
   that source yet sees it, as without search), when the mode is `on`, or `auto` and the caller may use more tools
   than the threshold. Otherwise the listing is the usual one.
-- `search_tools` ranks the caller's catalog by BM25 (`gateway.server.tool_index`) and answers each hit's name,
-  title, description and full input schema. The catalog is the session's, so upstreams' `allowTools`/`denyTools`
-  hold, and hits the caller's policy does not allow are left out: search never reveals such a tool.
+- `search_tools` ranks the caller's catalog by BM25, and by meaning where wordllama is installed
+  (`gateway.server.tool_index`), and answers each hit's name, title, description and full input schema. The
+  catalog is the session's, so upstreams' `allowTools`/`denyTools` hold, and hits the caller's policy does not
+  allow are left out: search never reveals such a tool.
 - `call_tool(name, arguments)` becomes a `tools/call` of `name` before the policy guard and the handler see it, so
   it takes the very path a direct call takes: policy, rate limits, confirmations, elicitation, forwarding.
 - The index is built when the catalog it covers first differs from the last one indexed (an upstream's
