@@ -73,8 +73,9 @@ class ToolEmbeddings:
         self._vectors = self._embed([text[:_TEXT_LIMIT] for text in texts])
 
     def _embed(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        vectors = np.asarray(self._model.embed(texts, norm=True, batch_size=_BATCH), dtype=np.float32)
-        # A text with no token (or none the model knows) divides by a zero norm: it is like nothing.
+        # A text with no token divides by a zero norm: its vector is taken as zero, like nothing, without a warning.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            vectors = np.asarray(self._model.embed(texts, norm=True, batch_size=_BATCH), dtype=np.float32)
         return np.nan_to_num(vectors, nan=0.0)
 
     def similarities(self, request: str) -> npt.NDArray[np.float32]:

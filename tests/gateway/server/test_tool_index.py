@@ -137,6 +137,11 @@ def test_a_request_sharing_no_word_with_the_right_tool_finds_it_by_meaning() -> 
     assert "bank_get_balance" in ranked(SERVICES, "how much money is left in my savings", 3)
 
 
+def test_a_request_with_no_word_at_all_finds_nothing() -> None:
+    assert ranked(SERVICES, "", 3) == []
+    assert ranked(SERVICES, "?!", 3) == []
+
+
 def test_meaning_can_be_left_out_of_the_ranking() -> None:
     index = ToolIndex(SERVICES, semantic=False)
 
