@@ -202,6 +202,18 @@ class SessionPool:
         speaks_for = self.credential.identity(context) if self.credential is not None else ""
         return json.dumps([identity, headers or {}, speaks_for], sort_keys=True), identity, headers
 
+    def cached_tools_now(self, context: ReadonlyContext | None) -> list[types.Tool] | None:
+        """`cached_tools` without awaiting anything: None also when a context's identity takes a header provider or a
+        credential to tell. The same list object while the listing it holds is current."""
+        if self.credential is not None or (self.header_provider is not None and context is not None):
+            return None
+        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
+        slot = self._slots.get(json.dumps([identity, {}, ""], sort_keys=True))
+        session = slot.session if slot is not None else None
+        if slot is None or session is None or not session.alive:
+            return None
+        return slot.cached_tools(session)
+
     def _params_for(self, context: ReadonlyContext | None) -> ConnectionParams:
         """The connection parameters for a context: with the credential's auth for it (asked on every request, so a
         per-principal credential sees the principal's latest token)."""

@@ -17,12 +17,18 @@ from gateway.client.built_tools import BuiltTools
 from gateway.tools import BaseTool, ReadonlyContext
 from gateway.tools.base_tool import RESERVED_TOOL_NAMES
 
-__all__ = ["ToolSelection"]
+__all__ = ["ToolSelection", "context_free"]
 
 logger = logging.getLogger(__name__)
 
 Selected = Callable[[BaseTool, ReadonlyContext | None], bool]
 """Whether the toolset offers a tool in a context (its `tool_filter`)."""
+
+
+def context_free(tool_filter: object) -> bool:
+    """Whether a filter predicate says it decides by the tool alone (a `context_free` attribute that is True): then
+    what it selects from one listing is the same in every context."""
+    return getattr(tool_filter, "context_free", False) is True
 
 
 class ToolSelection:
@@ -40,7 +46,7 @@ class ToolSelection:
         readonly_context: ReadonlyContext | None,
     ) -> list[BaseTool]:
         """The listed tools as built tools, ADK-reserved names skipped, filtered, sorted by name (a new list)."""
-        contextless = tool_filter is None or isinstance(tool_filter, list)
+        contextless = tool_filter is None or isinstance(tool_filter, list) or context_free(tool_filter)
         filter_key: object = tuple(cast("list[object]", tool_filter)) if isinstance(tool_filter, list) else tool_filter
         last = self._last
         built_key = self._built.current_generation()

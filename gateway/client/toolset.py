@@ -46,7 +46,7 @@ from gateway.client.resource_tool import LoadMcpResourceTool
 from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.tool_search import SearchTools
-from gateway.client.tool_selection import ToolSelection
+from gateway.client.tool_selection import ToolSelection, context_free
 from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.client.upstream_call import ProgressCallback, call_once
 from gateway.client.upstream_content import UpstreamContent
@@ -274,6 +274,28 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             return [gate.tool]
         selected = self._selected(await self.list_mcp_tools(readonly_context), readonly_context)
         return self._offered(await self._with_resource_tool(selected, readonly_context))
+
+    def listing_token(self, readonly_context: ReadonlyContext | None = None) -> tuple[object, ...] | None:
+        """The upstream's cached listing for this context (the same list object while it is current), the built
+        tools' generation, the filter and the prefix; None when the listing is not cached or depends on more
+        (a credential, a header provider, resources, tool search, a filter predicate that is not `context_free`, a
+        subclass's `get_tools`)."""
+        return self._listing_token(readonly_context) if type(self).get_tools is McpToolset.get_tools else None
+
+    def _listing_token(self, readonly_context: ReadonlyContext | None) -> tuple[object, ...] | None:
+        tool_filter = self.tool_filter
+        if (
+            self._sign_in_gate is not None
+            or self._search is not None
+            or self.use_mcp_resources
+            or not (tool_filter is None or isinstance(tool_filter, list) or context_free(tool_filter))
+        ):
+            return None
+        cached = self._pool.cached_tools_now(readonly_context)
+        if cached is None:
+            return None
+        filter_key = tuple(tool_filter) if isinstance(tool_filter, list) else tool_filter
+        return (cached, self._built.current_generation(), filter_key, self.tool_name_prefix)
 
     def _offered(self, tools: list[BaseTool]) -> list[BaseTool]:
         return self._search.offer(tools) if self._search is not None else tools

@@ -14,8 +14,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from mcp import types
 from mcp.server.auth.middleware.auth_context import get_access_token
@@ -114,6 +115,12 @@ class UpstreamToolset(McpToolset):
             if not isinstance(tool, McpTool) or await self.pins.check(tool.raw_mcp_tool) is None:
                 served.append(tool)
         return served
+
+    def listing_token(self, readonly_context: ReadonlyContext | None = None) -> tuple[object, ...] | None:
+        """`McpToolset.listing_token`; None under `pinTools` (what a pin check withholds is not known without one)."""
+        if self.pins is not None or type(self).get_tools is not UpstreamToolset.get_tools:
+            return None
+        return self._listing_token(readonly_context)
 
     async def pin_refusal(self, tool: types.Tool) -> str | None:
         """Why a call of `tool` (as the upstream listed it) is refused under `pinTools`, if it is."""
@@ -231,17 +238,25 @@ def _inbound_token(context: ReadonlyContext | None) -> str | None:
     return token.token
 
 
+@dataclass(frozen=True)
+class _NameFilter:
+    """`allowTools` / `denyTools`: a tool's offered by its name alone, whatever the context (`context_free`)."""
+
+    allowed: frozenset[str] | None
+    denied: frozenset[str]
+    context_free: ClassVar[bool] = True
+
+    def __call__(self, tool: BaseTool, readonly_context: ReadonlyContext | None = None) -> bool:
+        del readonly_context
+        return (self.allowed is None or tool.name in self.allowed) and tool.name not in self.denied
+
+
 def _tool_filter(config: UpstreamConfig) -> ToolPredicate | None:
     if config.allow_tools is None and not config.deny_tools:
         return None
-    allowed = None if config.allow_tools is None else frozenset(config.allow_tools)
-    denied = frozenset(config.deny_tools)
-
-    def selected(tool: BaseTool, readonly_context: ReadonlyContext | None = None) -> bool:
-        del readonly_context
-        return (allowed is None or tool.name in allowed) and tool.name not in denied
-
-    return selected
+    return _NameFilter(
+        None if config.allow_tools is None else frozenset(config.allow_tools), frozenset(config.deny_tools)
+    )
 
 
 def _confirm_tool(config: UpstreamConfig) -> Callable[[types.Tool], bool] | None:

@@ -18,6 +18,7 @@ import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import anyio
 from mcp import types
@@ -65,6 +66,21 @@ _Listing = list[BaseTool] | UpstreamUnavailableError
 """What one source gave for a listing: its tools, or why it could not."""
 
 
+_Tokens = tuple[tuple[object, ...], ...]
+"""Each source's `listing_token`, in publishing order."""
+
+
+def _token_key(tokens: _Tokens) -> tuple[object, ...]:
+    """Tokens as a key: their parts by identity, except strings, numbers, None and tuples, by value."""
+    return tuple(_by_value_or_identity(part) for token in tokens for part in token)
+
+
+def _by_value_or_identity(part: object) -> object:
+    if part is None or isinstance(part, str | int | tuple):
+        return cast("object", part)
+    return id(part)
+
+
 def _source_name(item: BaseTool | BaseToolset) -> str:
     if isinstance(item, BaseToolset):
         return getattr(item, "source_name", None) or f"toolset {type(item).__name__}"
@@ -100,6 +116,8 @@ class ToolCatalog:
             weakref.WeakKeyDictionary()
         )
         self._resolved: OrderedDict[tuple[object, ...], tuple[list[list[BaseTool]], CatalogView]] = OrderedDict()
+        self._by_tokens: OrderedDict[tuple[object, ...], tuple[_Tokens, CatalogView]] = OrderedDict()
+        """Stable views by their sources' listing tokens (the tokens kept, so the ids in the key stay theirs)."""
         self._owners: dict[str, int] = {}
         """Tool name -> index of the source that published it first."""
         self._withheld: dict[int, dict[str, str]] = {}
@@ -167,8 +185,39 @@ class ToolCatalog:
         """The published tools by name for one session (a name two sources publish goes to the first owner)."""
         return dict((await self.view(readonly_context)).entries)
 
+    def _listing_tokens(self, readonly_context: ReadonlyContext) -> _Tokens | None:
+        """Every source's `listing_token` (a plain tool's: itself and its name); None if one cannot tell."""
+        tokens: list[tuple[object, ...]] = []
+        for item in self._items:
+            token = item.listing_token(readonly_context) if isinstance(item, BaseToolset) else (item, item.name)
+            if token is None:
+                return None
+            tokens.append(token)
+        return tuple(tokens)
+
     async def view(self, readonly_context: ReadonlyContext) -> CatalogView:
-        """`resolve` as a shared view: the same object while the context's sources publish the same tools."""
+        """`resolve` as a shared view: the same object while the context's sources publish the same tools.
+
+        While every source's listing token holds what it held when a view was made, that view is answered without
+        listing (a warm thousand-tool listing spent half its time asking twenty toolsets for their cached tools).
+        """
+        tokens = self._listing_tokens(readonly_context)
+        token_key = None if tokens is None else _token_key(tokens)
+        if token_key is not None:
+            known = self._by_tokens.get(token_key)
+            if known is not None:
+                self._by_tokens.move_to_end(token_key)
+                return known[1]
+        view = await self._resolve_view(readonly_context)
+        # Kept only if nothing changed while the sources listed (an upstream's list change, a session's end).
+        after = self._listing_tokens(readonly_context) if token_key is not None and view.stable else None
+        if token_key is not None and after is not None and _token_key(after) == token_key:
+            self._by_tokens[token_key] = (after, view)
+            if len(self._by_tokens) > _RESOLUTIONS_KEPT:
+                self._by_tokens.popitem(last=False)
+        return view
+
+    async def _resolve_view(self, readonly_context: ReadonlyContext) -> CatalogView:
         listings = await self._list(range(len(self._items)), readonly_context)
         listed = [listing if isinstance(listing, list) else [] for listing in listings]
         # The same tool objects under the same names resolve to the same entries (sessions of one gateway

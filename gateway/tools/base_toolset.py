@@ -58,6 +58,17 @@ class BaseToolset(ABC):
         found = await self.get_tools_with_prefix(readonly_context)
         return next((tool for tool in found if tool.name == name), None)
 
+    def listing_token(self, readonly_context: ReadonlyContext | None = None) -> tuple[object, ...] | None:
+        """What `get_tools_with_prefix` would answer now depends on, told without awaiting anything; None: unknown.
+
+        While two tokens of one toolset hold the same objects (compared by identity), its listing is the same tools
+        under the same names, so a server may reuse what it built from that listing instead of listing again. The
+        default knows nothing. A toolset answering here must answer None whenever it cannot vouch for that (a
+        subclass that overrides `get_tools` overrides this too, or the token would not cover what it adds).
+        """
+        del readonly_context
+        return None
+
     def _with_prefix(self, tools: list[BaseTool]) -> list[BaseTool]:
         """`tools` renamed `{prefix}_{name}` when a prefix is set (the same copies for the same tools)."""
         if not self.tool_name_prefix:

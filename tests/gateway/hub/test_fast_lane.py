@@ -43,9 +43,11 @@ from starlette.routing import Route
 from gateway import hub
 from gateway.config import load_config
 from gateway.hub import gateway_tools
+from gateway.hub.upstreams import UpstreamToolset
 from gateway.server import ToolServer
 from gateway.server.observation import RequestRecord
 from gateway.state import InMemoryStateStore
+from gateway.tools import BaseTool, ReadonlyContext
 from tests.support.client_callbacks import ClientCallbacks
 from tests.support.loopback import bound_socket, free_port, serving_asgi, serving_tools
 
@@ -458,3 +460,53 @@ async def test_an_upstream_answering_garbage_gives_a_parse_error_on_both_lanes_a
     # The SDK words the parser's complaint in its own way; what the client is told is the same kind of failure.
     assert [outcome.split(": ", 2)[:2] for outcome in outcomes] == [outcomes[1].split(": ", 2)[:2]] * 2
     assert "Failed to parse SSE message" in outcomes[0]
+
+
+@pytest.mark.parametrize("options", [{}, {"denyTools": ["touch"]}], ids=["all tools", "denyTools"])
+async def test_a_warm_listing_asks_no_upstream_toolset_and_a_list_change_is_seen_by_its_own_session_only(
+    options: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view of the catalog is reused while every upstream's cached listing is the one it was made from: a warm
+    page asks none of the toolsets (a thousand-tool listing spent half its time there), and an upstream's
+    `list_changed` (here in one client's isolated upstream session) is a new view for that session alone."""
+    asked: list[str] = []
+    listing = UpstreamToolset.get_tools
+
+    async def counted(self: UpstreamToolset, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
+        asked.append(self.key)
+        return await listing(self, readonly_context)
+
+    monkeypatch.setattr(UpstreamToolset, "get_tools", counted)
+    notifying = [sys.executable, "-I", str(Path(__file__).parent / "hub_notifying_server.py")]
+    config = write_config(tmp_path, {"n": {"command": notifying[0], "args": notifying[1:], **options}})
+    changed = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with (
+        serving_tools(gateway_server(config)) as url,
+        connect(url, "legacy", message_handler=on_message) as a,
+        connect(url, "legacy") as b,
+    ):
+        with anyio.fail_after(DEADLINE * 2):
+            first = [tool.name for tool in (await a.list_tools()).tools]
+            others_first = [tool.name for tool in (await b.list_tools()).tools]
+            # Listed again from the upstreams' cached listings; from then on, each session's view is known.
+            await a.list_tools()
+            await b.list_tools()
+            asked.clear()
+            assert [tool.name for tool in (await a.list_tools()).tools] == first
+            assert [tool.name for tool in (await b.list_tools()).tools] == others_first
+            warm_asks = list(asked)
+            await a.call_tool("n_grow", {})
+            await changed.wait()
+            grown = [tool.name for tool in (await a.list_tools()).tools]
+            others_after = [tool.name for tool in (await b.list_tools()).tools]
+    assert warm_asks == []
+    assert ("n_touch" in first) is not options
+    [added] = set(grown) - set(first)  # `grow` names the tool after the upstream's count of tools
+    assert added.startswith("n_extra_")
+    assert sorted(grown) == sorted([*first, added])
+    assert others_after == others_first == first
