@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+import anyio.to_thread
 from mcp import types
 
 from adapters import FunctionDeclaration
@@ -41,14 +42,15 @@ class SearchTools:
         self._tools = {tool.name: tool for tool in tools}
         return list(self._offered)
 
-    def _search(self, query: str, limit: int) -> list[dict[str, Any]]:
+    async def _search(self, query: str, limit: int) -> list[dict[str, Any]]:
         from gateway.server.tool_index import ToolIndex  # the `search` extra, imported when first searched
 
         declared = {name: tool.get_declaration() for name, tool in self._tools.items()}
         described = [_as_mcp_tool(name, declaration) for name, declaration in declared.items() if declaration]
         key = tuple(id(tool) for tool in self._tools.values())
         if self._index is None or key != self._indexed:
-            self._index, self._indexed = ToolIndex(described), key
+            # Built off the event loop: the first build also loads the embedding model (a few hundred ms).
+            self._index, self._indexed = await anyio.to_thread.run_sync(ToolIndex, described), key
         hits: list[dict[str, Any]] = []
         for hit in self._index.search(query, limit, self._tools.__contains__):
             hits.append({"name": hit.name, "description": hit.description or "", "inputSchema": hit.input_schema})
@@ -69,7 +71,7 @@ class SearchTools:
                 return {"error": f"{SEARCH_TOOL} needs 'query': what you want to do, in plain words."}
             if not 1 <= limit <= _MAX_LIMIT:
                 return {"error": f"{SEARCH_TOOL}'s 'limit' must be a whole number from 1 to {_MAX_LIMIT}."}
-            return {"tools": self._search(query, limit)}
+            return {"tools": await self._search(query, limit)}
 
         return search_tools
 
