@@ -1,7 +1,9 @@
 """The stream of a call the fast lane relays (`gateway.server.fast_lane`), and what an upstream asks on it mid-call.
 
-`CallStream` writes the call's SSE response as the SDK's streamable HTTP transport writes it (its headers in its
-order, `event: message` events, the HTTP response started with the first event). `StreamFeatures` is the call's
+`CallStream` writes the call's response: an answer that comes first (nothing sent before it) as one
+`application/json` body, as a server may answer any request; otherwise an SSE stream as the SDK's streamable HTTP
+transport writes it (its headers in its order, `event: message` events, the HTTP response started with the first
+event), the answer its last event. `StreamFeatures` is the call's
 `ClientFeatures`: progress and log messages become notifications on the stream, elicitation and sampling requests
 go out on it with ids of the fast lane's own (`fast-lane-N`), and `Questions` holds them until the client's POST of
 the answer is routed back.
@@ -107,29 +109,41 @@ class Questions:
 
 
 class CallStream:
-    """One relayed call's SSE response: events written in order, the HTTP response started with the first."""
+    """One relayed call's response: its answer alone as a JSON body, or events written in order on an SSE stream
+    started with the first."""
 
     def __init__(self, send: Send, session_id: str) -> None:
         self._send = send
-        self._headers = [*_SSE_HEADERS, (b"mcp-session-id", session_id.encode()), (b"x-accel-buffering", b"no")]
+        self._session_header = (b"mcp-session-id", session_id.encode())
+        self._headers = [*_SSE_HEADERS, self._session_header, (b"x-accel-buffering", b"no")]
         self._started = False
         self._lock = anyio.Lock()
         self.asked: list[tuple[str, RequestId]] = []
         """The requests sent to the client on this stream (`Questions`)."""
 
     async def write_raw(self, request_id: RequestId, result: bytes) -> None:
-        """Write the stream's one and last event: the response to `request_id` whose result is the JSON `result`."""
+        """Answer at once with the response to `request_id` whose result is the JSON `result`."""
         envelope = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id, ensure_ascii=False).encode() + b',"result":'
-        await self._send({"type": "http.response.start", "status": 200, "headers": self._headers})
-        body = b"event: message\r\ndata: " + envelope + result + b"}\r\n\r\n"
-        await self._send({"type": "http.response.body", "body": body, "more_body": False})
+        await self._answer(envelope + result + b"}")
 
     async def write(self, message: dict[str, Any], *, last: bool = False) -> None:
         async with self._lock:
+            if not self._started and last:
+                self._started = True
+                await self._answer(_encode(message))
+                return
             if not self._started:
                 self._started = True
                 await self._send({"type": "http.response.start", "status": 200, "headers": self._headers})
             await self._send({"type": "http.response.body", "body": _event(message), "more_body": not last})
+
+    async def _answer(self, encoded: bytes) -> None:
+        """The answer alone, as one JSON body: the SDK's client closes an SSE answer a moment before its stream ends,
+        which costs it the connection (a new one for every call); a body of known length it reads to the end."""
+        length = (b"content-length", str(len(encoded)).encode())
+        headers = [(b"content-type", b"application/json"), length, self._session_header]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.body", "body": encoded, "more_body": False})
 
 
 class StreamFeatures:

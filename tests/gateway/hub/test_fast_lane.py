@@ -215,7 +215,9 @@ async def _post(http: httpx2.AsyncClient, url: str, body: dict[str, Any], sessio
     return await http.post(f"{url}/mcp", headers=headers, content=json.dumps(body))
 
 
-async def test_a_relayed_answer_is_byte_for_byte_the_sdks(tmp_path: Path) -> None:
+async def test_a_relayed_answer_is_the_sdks_message_byte_for_byte_in_a_json_body(tmp_path: Path) -> None:
+    """The SDK sends an answer as the one event of an SSE stream; the fast lane, whose answer came first, sends the
+    same JSON-RPC message as an `application/json` body (either is the client's to accept), with its length."""
     async with upstream_http() as url:
         config = write_config(tmp_path, {"up": {"url": url, "prefix": "up"}})
         async with lanes(config) as (fast, _general), httpx2.AsyncClient(timeout=DEADLINE) as http:
@@ -237,11 +239,45 @@ async def test_a_relayed_answer_is_byte_for_byte_the_sdks(tmp_path: Path) -> Non
                 answers.append(await _post(http, fast.url, call, session))
                 assert fast.server.relayed_calls == request_id - 1
     sdk, relayed = answers
-    assert relayed.content == sdk.content
-    assert relayed.content.startswith(b'event: message\r\ndata: {"jsonrpc":"2.0","id":8,"result":{')
-    assert [(k, v) for k, v in relayed.headers.items() if k != "date"] == [
-        (k, v) for k, v in sdk.headers.items() if k != "date"
-    ]
+    assert sdk.content.startswith(b"event: message\r\ndata: ")
+    assert sdk.content.endswith(b"\r\n\r\n")
+    assert relayed.content == sdk.content.removeprefix(b"event: message\r\ndata: ").removesuffix(b"\r\n\r\n")
+    assert relayed.content.startswith(b'{"jsonrpc":"2.0","id":8,"result":{')
+    assert relayed.headers["content-type"] == "application/json"
+    assert relayed.headers["content-length"] == str(len(relayed.content))
+    assert relayed.headers["mcp-session-id"] == sdk.headers["mcp-session-id"] == session
+
+
+def _client_ports_to(port: int) -> set[int]:
+    """The local ports of this machine's IPv4 TCP sockets connected to `port`, in any state (TIME_WAIT included:
+    a connection the client closed stays listed for a minute)."""
+    ports: set[int] = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, remote = line.split()[1:3]
+        if int(remote.rsplit(":", 1)[1], 16) == port:
+            ports.add(int(local.rsplit(":", 1)[1], 16))
+    return ports
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="counts connections in Linux's /proc/net/tcp")
+async def test_an_sdk_client_keeps_its_connection_across_relayed_calls(tmp_path: Path) -> None:
+    """The SDK's client closes an SSE answer as soon as it has the message, a moment before the stream's end, which
+    costs it its connection: every call opened a new one. An answer sent as one JSON body is read to its end."""
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url, "prefix": "up"}})
+        async with lanes(config) as (fast, _general), connect(fast.url, "legacy") as client:
+            gateway_port = int(fast.url.rsplit(":", 1)[1])
+            await client.list_tools()
+            await client.call_tool("up_echo", {"text": "warm"})
+            before = _client_ports_to(gateway_port)
+            with anyio.fail_after(DEADLINE):
+                for index in range(20):
+                    result = await client.call_tool("up_echo", {"text": f"call {index}"})
+                    assert text_of(result) == f"call {index}"
+            opened = _client_ports_to(gateway_port) - before
+            relayed = fast.server.relayed_calls
+    assert relayed == 21
+    assert opened == set()
 
 
 async def _opened(http: httpx2.AsyncClient, url: str) -> str:
@@ -251,6 +287,14 @@ async def _opened(http: httpx2.AsyncClient, url: str) -> str:
     session = opened.headers["mcp-session-id"]
     await _post(http, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     return session
+
+
+def _message_bytes(answer: httpx2.Response) -> bytes:
+    """The JSON-RPC message of an answer: a JSON body (the fast lane), or the data of its one SSE event (the SDK)."""
+    if answer.headers["content-type"] == "application/json":
+        return answer.content
+    [event] = answer.content.removesuffix(b"\r\n\r\n").split(b"\r\n\r\n")
+    return event.removeprefix(b"event: message\r\ndata: ")
 
 
 async def test_warm_tool_listing_pages_come_from_the_cache_byte_for_byte_as_the_sdk_sends_them(tmp_path: Path) -> None:
@@ -266,9 +310,9 @@ async def test_warm_tool_listing_pages_come_from_the_cache_byte_for_byte_as_the_
                         params = {} if cursor is None else {"cursor": cursor}
                         request = {"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": params}
                         answer = await _post(http, lane.url, request, session)
-                        bodies.setdefault(f"{lane is fast}-{attempt}", []).append(answer.content)
-                        data = answer.content.split(b"data: ", 1)[1]
-                        cursor = json.loads(data)["result"].get("nextCursor")
+                        message = _message_bytes(answer)
+                        bodies.setdefault(f"{lane is fast}-{attempt}", []).append(message)
+                        cursor = json.loads(message)["result"].get("nextCursor")
                         if cursor is None:
                             break
             assert (fast.server.relayed_listings, general.server.relayed_listings) == (3, 0)
