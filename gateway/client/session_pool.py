@@ -198,17 +198,22 @@ class SessionPool:
     async def _identity(self, context: ReadonlyContext | None) -> tuple[str, str, dict[str, str] | None]:
         """The slot key, the session key and the headers of a context."""
         headers = await self._headers(context)
-        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
+        identity = self._session_identity(context)
         speaks_for = self.credential.identity(context) if self.credential is not None else ""
-        return json.dumps([identity, headers or {}, speaks_for], sort_keys=True), identity, headers
+        return _slot_key(identity, headers, speaks_for), identity, headers
+
+    def _session_identity(self, context: ReadonlyContext | None) -> str:
+        return self.session_key(context) if self.session_key is not None and context is not None else ""
 
     def cached_tools_now(self, context: ReadonlyContext | None) -> list[types.Tool] | None:
         """`cached_tools` without awaiting anything: None also when a context's identity takes a header provider or a
         credential to tell. The same list object while the listing it holds is current."""
         if self.credential is not None or (self.header_provider is not None and context is not None):
             return None
-        identity = self.session_key(context) if self.session_key is not None and context is not None else ""
-        slot = self._slots.get(json.dumps([identity, {}, ""], sort_keys=True))
+        return self._cached_in(_slot_key(self._session_identity(context), None, ""))
+
+    def _cached_in(self, key: str) -> list[types.Tool] | None:
+        slot = self._slots.get(key)
         session = slot.session if slot is not None else None
         if slot is None or session is None or not session.alive:
             return None
@@ -322,11 +327,7 @@ class SessionPool:
     async def cached_tools(self, context: ReadonlyContext | None) -> list[types.Tool] | None:
         """The tool listing cached on the live session of a context's identity, if there is one (nothing is sent)."""
         key, _, _ = await self._identity(context)
-        slot = self._slots.get(key)
-        session = slot.session if slot is not None else None
-        if slot is None or session is None or not session.alive:
-            return None
-        return slot.cached_tools(session)
+        return self._cached_in(key)
 
     async def request(
         self,
@@ -387,3 +388,8 @@ class SessionPool:
 def _lost(session: UpstreamSession) -> bool:
     """Whether a session ended because the upstream went away (not closed by us, nor for idleness)."""
     return session.transport_ended or session.expired or session.error is not None
+
+
+def _slot_key(identity: str, headers: dict[str, str] | None, speaks_for: str) -> str:
+    """The key of a context's slot: its session key, the headers its header provider gave and whom it speaks for."""
+    return json.dumps([identity, headers or {}, speaks_for], sort_keys=True)
