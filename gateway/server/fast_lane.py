@@ -5,7 +5,8 @@ a task per request, the session's dispatcher, the low-level server's middleware,
 models built and dumped on both sides. For the common call that needs none of it, this ASGI wrapper around the
 session manager answers the POST itself: the body is parsed once, the call goes to the upstream as JSON-RPC on the
 upstream session the general path would use (`ServerExtension.relayed_call`), and the upstream's result is written
-back as the SDK would write it (an SSE `event: message` stream), only resource URIs rewritten under a prefix.
+back as the message the SDK would write, only resource URIs rewritten under a prefix: alone as a JSON body when it
+is the first thing sent, else as the last event of an SSE `event: message` stream (`CallStream`).
 
 On the fast lane (everything the gateway owes a call still happens):
 
