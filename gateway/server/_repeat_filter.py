@@ -5,6 +5,9 @@ once per queued connection, over and over: hundreds of megabytes in seconds, whi
 CPU the server needs to recover. Identical lines (same logger, level, message with its numbers masked, and
 exception type; the traceback itself is not compared) after the first are dropped for `interval` seconds; the
 next one to pass says how many were dropped.
+
+Only warnings and errors are ever dropped: info and debug lines (one per request in the request log, which differ
+only in numbers) all pass.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ _JUDGED: Final = "_adk_mcp_gateway_repeat_passed"
 
 
 class RepeatFilter(logging.Filter):
-    """Drops repeats of a log line within `interval` seconds of the one let through, and counts them.
+    """Drops repeats of a warning or error within `interval` seconds of the one let through, and counts them.
 
     Thread-safe (worker threads log too). Attach it to handlers (records propagated from child loggers pass a
     handler's filters, not an ancestor logger's) or to the logger that emits the flood.
@@ -53,6 +56,8 @@ class RepeatFilter(logging.Filter):
         return passed
 
     def _judge(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.WARNING:
+            return True
         # Numbers are masked: a flood's lines often differ only in a descriptor, a port or a timer's due time.
         error = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else ""
         key = (record.name, record.levelno, _NUMBER.sub("#", record.getMessage()), error)

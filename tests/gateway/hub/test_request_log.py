@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, LOCAL_TOOLS, gateway_server, upstream_http, write_config
+from hub_harness import DEADLINE, LOCAL_TOOLS, connect, gateway_http, gateway_server, upstream_http, write_config
 from mcp import Client, MCPError
 
 pytestmark = pytest.mark.anyio
@@ -50,3 +50,17 @@ async def test_each_call_logs_one_line_with_its_tool_upstream_duration_and_outco
     message = next(r.getMessage() for r in caplog.records if r.name == LOGGER and "notes_echo" in r.getMessage())
     assert message.startswith("tools/call notes_echo upstream=notes ")
     assert message.endswith(" ok")
+
+
+async def test_every_call_of_a_served_gateway_logs_its_line_even_when_the_calls_are_identical(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Served over HTTP as `serve` runs it: the repeat filter that collapses floods is on the log handlers then.
+    caplog.set_level("INFO", logger=LOGGER)
+    config = write_config(tmp_path, {}, tools=[LOCAL_TOOLS])
+    with anyio.fail_after(DEADLINE):
+        async with gateway_http(config) as base_url, connect(base_url, "legacy") as client:
+            for _ in range(3):
+                await client.call_tool("shout", {"text": "hi"})
+    lines = [line for line in request_lines(caplog) if line["tool"] == "shout"]
+    assert [line["outcome"] for line in lines] == ["ok", "ok", "ok"]

@@ -67,3 +67,22 @@ def test_different_lines_and_a_filter_on_both_logger_and_handler_let_each_first_
     finally:
         flood.removeHandler(kept)
     assert kept.lines == ["first", "second"]
+
+
+def test_repeated_info_lines_all_pass_and_only_repeated_warnings_are_collapsed(flood: logging.Logger) -> None:
+    clock, kept = Clock(), Kept()
+    flood.addHandler(kept)
+    try:
+        with filtering_repeats(RepeatFilter(10.0, clock=clock), [flood], [kept]):
+            for _ in range(3):
+                # A request log line: identical but for its duration, which the filter masks.
+                flood.info("tools/call divide upstream=- %.1f ms ok", 0.4)
+                flood.warning("socket.accept() out of system resource")
+    finally:
+        flood.removeHandler(kept)
+    assert kept.lines == [
+        "tools/call divide upstream=- 0.4 ms ok",
+        "socket.accept() out of system resource",
+        "tools/call divide upstream=- 0.4 ms ok",
+        "tools/call divide upstream=- 0.4 ms ok",
+    ]
