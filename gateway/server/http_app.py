@@ -236,7 +236,7 @@ def create_app(
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
         async with contextlib.AsyncExitStack() as stack:
             if oauth_verifier is not None:
-                stack.push_async_callback(oauth_verifier.aclose)
+                await stack.enter_async_context(oauth_verifier.running())
             async with tool_server, manager.run(), anyio.create_task_group() as tg:
                 tg.start_soon(sessions.run)
                 yield

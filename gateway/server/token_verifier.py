@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from typing import Any, Final, cast
 
 import jwt
@@ -49,7 +51,7 @@ def _variants(url: str) -> list[str]:
 
 
 class OAuthTokenVerifier:
-    """Validates bearer tokens of one issuer for this resource; `aclose()` when done."""
+    """Validates bearer tokens of one issuer for this resource; serve inside `running()`, or `aclose()` when done."""
 
     def __init__(self, settings: OAuthSettings, authorization_server: AuthorizationServer | None = None) -> None:
         self.settings = settings
@@ -60,6 +62,15 @@ class OAuthTokenVerifier:
             max_age=settings.jwks_max_age,
         )
         self._introspected: dict[str, tuple[AccessToken, float]] = {}
+
+    @asynccontextmanager
+    async def running(self) -> AsyncGenerator[OAuthTokenVerifier]:
+        """Refresh aged signing keys in the background while the block runs; close the connections after it."""
+        try:
+            async with self.keys.refreshing():
+                yield self
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         """Close the connections to the authorization server."""

@@ -77,6 +77,9 @@ class Endpoints:
 
         async def jwks(_request: Request) -> Response:
             self.provider.jwks_fetches += 1
+            await self.provider.jwks_outage_over()
+            if self.provider.jwks_outage == "error":
+                return JSONResponse({"error": "server_error"}, status_code=500)
             return JSONResponse(self.provider.jwks())
 
         p = self.provider.path

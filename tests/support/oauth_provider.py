@@ -8,6 +8,7 @@ It serves, over real HTTP on `127.0.0.1` (a random port), signing with `joserfc`
 - RFC 8414 metadata at `/.well-known/oauth-authorization-server{path}` (and the OIDC discovery spellings);
 - the JWKS at `{path}/jwks`, with key rotation: `rotate_key()` signs new tokens with a new `kid` while old tokens
   verify until `retire_key(kid)`; `add_key(publish=False)` makes a key whose `kid` nobody can resolve;
+  `break_jwks("error")` makes it answer 500, `break_jwks("hang")` never answer, until `mend_jwks()`;
 - `{path}/token`: `client_credentials`, `authorization_code` (PKCE S256 required), `refresh_token` (rotated:
   each refresh token works once; `revoke()` ends one), RFC 8693 token exchange (the new token carries
   `act: {"sub": <client_id>}`);
@@ -80,6 +81,8 @@ class OAuthProvider:
         self.user = user
         self.user_claims: dict[str, Any] = {}
         self.jwks_fetches = 0
+        self.jwks_outage: Literal["error", "hang"] | None = None
+        self._jwks_mended: anyio.Event | None = None
         self.introspections = 0
         self.token_requests = 0
         self.clients: dict[str, Client] = {}
@@ -178,6 +181,24 @@ class OAuthProvider:
     def jwks(self) -> dict[str, Any]:
         """The published public keys."""
         return dict(KeySet([self._keys[kid] for kid in self._published]).as_dict(private=False))
+
+    def break_jwks(self, outage: Literal["error", "hang"]) -> None:
+        """Make the JWKS endpoint answer 500 (`error`) or hold every request unanswered (`hang`) until mended."""
+        self.jwks_outage = outage
+        if outage == "hang" and self._jwks_mended is None:
+            self._jwks_mended = anyio.Event()
+
+    def mend_jwks(self) -> None:
+        """Serve the JWKS again (held requests are answered now); the provider mends it when it stops too."""
+        self.jwks_outage = None
+        if self._jwks_mended is not None:
+            self._jwks_mended.set()
+            self._jwks_mended = None
+
+    async def jwks_outage_over(self) -> None:
+        """Wait while the JWKS endpoint hangs (returns at once otherwise)."""
+        if self._jwks_mended is not None:
+            await self._jwks_mended.wait()
 
     # -- tokens -------------------------------------------------------------------------------------------------
 
@@ -339,6 +360,7 @@ class OAuthProvider:
                         yield self
                     finally:
                         # The task group waits for uvicorn's graceful exit, bounded by the deadline.
+                        self.mend_jwks()
                         server.should_exit = True
                         deadline.deadline = anyio.current_time() + _CLOSE_DEADLINE
 
