@@ -1,10 +1,11 @@
-"""`adk-mcp-gateway pins CONFIG` and `pins approve CONFIG [TOOL]`: review and accept drifted tool definitions.
+"""`adk-mcp-gateway pins CONFIG` and `pins approve CONFIG [TOOL]`: review and accept withheld tool definitions.
 
 `pins` connects to every upstream with `pinTools`, compares each tool's definition with the approved one in the
 state store that `serve` uses (`--state`, the config's `state` or `$ADK_MCP_GATEWAY_STATE`) and prints each drift
-as a unified diff; it exits 1 when a drift is pending. `pins approve` records the current definition of TOOL (a
-published name, e.g. `time_convert`), or of every drifted and not yet pinned tool, as approved; a running gateway
-serves it again from its next listing. `check` reports pending drifts the same way (`check_pins`).
+(a changed definition) and each new tool (one the upstream did not list when its tools were pinned) as a unified
+diff; it exits 1 when one is pending. `pins approve` records the current definition of TOOL (a published name,
+e.g. `time_convert`), or of every withheld and not yet pinned tool, as approved; a running gateway serves it from
+its next listing. `check` reports pending ones the same way (`check_pins`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ class _Survey:
 
     toolset: UpstreamToolset
     drifts: list[Drift] = field(default_factory=list["Drift"])
+    """The tools withheld: changed since approved, or new since the upstream's tools were pinned."""
     unpinned: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
-    """Definitions of tools never seen before (recorded on first sight by `serve`)."""
+    """Definitions of the tools of an upstream never pinned yet (recorded by `serve`'s first listing)."""
     approved: dict[str, dict[str, Any] | None] = field(default_factory=dict[str, dict[str, Any] | None])
     """The approved record of every drifted tool, by upstream tool name."""
     pinned: int = 0
@@ -47,16 +49,19 @@ async def _survey(toolset: UpstreamToolset, pins: PinStore) -> _Survey:
     from gateway.hub.pins import Drift, pinned_definition
 
     survey = _Survey(toolset)
+    pinned, records = await pins.records(toolset.key)
     # The tools the gateway would serve (filters applied), as the upstream lists them, pinned or not.
     for tool in await McpToolset.get_tools(toolset):
         raw = getattr(tool, "raw_mcp_tool", None)
         if raw is None:
             continue
         current = pinned_definition(raw)
-        record = await pins.approved(toolset.key, raw.name)
+        record = records.get(raw.name)
         published = f"{toolset.tool_name_prefix}_{raw.name}" if toolset.tool_name_prefix else raw.name
-        if record is None:
+        if record is None and not pinned:
             survey.unpinned.append(current)
+        elif record is None:
+            survey.drifts.append(Drift(toolset.key, published, None, current))
         elif record.get("definition") != current:
             survey.drifts.append(Drift(toolset.key, published, record.get("definition") or {}, current))
             survey.approved[raw.name] = record
@@ -67,8 +72,9 @@ async def _survey(toolset: UpstreamToolset, pins: PinStore) -> _Survey:
 
 def _print_survey(survey: _Survey) -> None:
     key = survey.toolset.key
+    new = sum(drift.new for drift in survey.drifts)
     print(
-        f"upstream {key!r}: {survey.pinned} tools as approved, {len(survey.drifts)} changed, "
+        f"upstream {key!r}: {survey.pinned} tools as approved, {len(survey.drifts) - new} changed, {new} new, "
         f"{len(survey.unpinned)} not pinned yet"
     )
     for drift in survey.drifts:
@@ -76,7 +82,7 @@ def _print_survey(survey: _Survey) -> None:
 
 
 async def check_pins(config: GatewayConfig, toolset: UpstreamToolset, state: str | None) -> int:
-    """For `check`: print the pending drifts of one connected upstream with `pinTools`; returns how many."""
+    """For `check`: print the withheld tools of one connected upstream with `pinTools`; returns how many."""
     from gateway.hub.pins import PinStore
     from gateway.state.location import open_state_store, state_location
 
@@ -88,10 +94,17 @@ async def check_pins(config: GatewayConfig, toolset: UpstreamToolset, state: str
     finally:
         await store.aclose()
     for drift in survey.drifts:
-        print(
-            f"  DRIFT {toolset.key}: tool {drift.published!r} changed since it was approved, so it is withheld. "
-            f"See the diff with `adk-mcp-gateway pins {config.path}`."
-        )
+        if drift.new:
+            print(
+                f"  NEW   {toolset.key}: tool {drift.published!r} is not among the approved tools, so it is withheld "
+                f"until approved: `adk-mcp-gateway pins approve {config.path} {drift.published}` (review it with "
+                f"`adk-mcp-gateway pins {config.path}`)."
+            )
+        else:
+            print(
+                f"  DRIFT {toolset.key}: tool {drift.published!r} changed since it was approved, so it is withheld. "
+                f"See the diff with `adk-mcp-gateway pins {config.path}`."
+            )
     return len(survey.drifts)
 
 
@@ -136,14 +149,14 @@ async def run_pins(args: argparse.Namespace) -> int:
         drifted += len(survey.drifts)
     if drifted:
         print(
-            f"{drifted} tool definition(s) changed and are withheld. Approve with "
+            f"{drifted} tool definition(s) changed or are new, and are withheld. Approve with "
             f"`adk-mcp-gateway pins approve {config.path} TOOL` (or without TOOL for all)."
         )
     return EXIT_FAILURE if drifted or failures else EXIT_OK
 
 
 async def _approve(config: GatewayConfig, surveys: list[_Survey], pins: PinStore, chosen: str | None) -> int:
-    """Approve the chosen tool (or every drifted and unpinned one); 0, or EXIT_USAGE for an unknown TOOL."""
+    """Approve the chosen tool (or every withheld and unpinned one); 0, or EXIT_USAGE for an unknown TOOL."""
     approved: list[str] = []
     for survey in surveys:
         toolset = survey.toolset
@@ -160,7 +173,7 @@ async def _approve(config: GatewayConfig, surveys: list[_Survey], pins: PinStore
     if chosen is not None and not approved:
         waiting = [d.published for s in surveys for d in s.drifts]
         print(
-            f"adk-mcp-gateway: error: no drifted or unpinned tool {chosen!r} in {config.path}. Drifted: "
+            f"adk-mcp-gateway: error: no withheld or unpinned tool {chosen!r} in {config.path}. Withheld: "
             f"{', '.join(waiting) or '(none)'}.",
             file=sys.stderr,
         )

@@ -102,7 +102,7 @@ class UpstreamToolset(McpToolset):
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """`McpToolset.get_tools`, its connection errors naming this upstream's config key, without the tools
-        withheld by `pinTools` (their definition drifted since it was approved).
+        withheld by `pinTools` (changed since approved, or never approved).
 
         The catalog leaves an unavailable upstream out of a listing and answers calls of its tools with the error.
         """
@@ -110,11 +110,8 @@ class UpstreamToolset(McpToolset):
             tools = await super().get_tools(readonly_context)
         if self.pins is None:
             return tools
-        served: list[BaseTool] = []
-        for tool in tools:
-            if not isinstance(tool, McpTool) or await self.pins.check(tool.raw_mcp_tool) is None:
-                served.append(tool)
-        return served
+        withheld = await self.pins.screen([tool.raw_mcp_tool for tool in tools if isinstance(tool, McpTool)])
+        return [tool for tool in tools if not (isinstance(tool, McpTool) and tool.raw_mcp_tool.name in withheld)]
 
     def listing_token(self, readonly_context: ReadonlyContext | None = None) -> tuple[object, ...] | None:
         """`McpToolset.listing_token`; None under `pinTools` (what a pin check withholds is not known without one)."""
@@ -130,10 +127,15 @@ class UpstreamToolset(McpToolset):
         return None if drift is None else drift.refusal(self.pins.config_hint)
 
     def status(self) -> dict[str, Any]:
-        """`McpToolset.status`, plus the tools withheld by `pinTools` (`drifted`), if any."""
+        """`McpToolset.status`, plus the tools withheld by `pinTools`, if any: `drifted` (changed since approved)
+        and `unapproved` (new or renamed since the upstream's tools were pinned)."""
         report = super().status()
-        if self.pins is not None and self.pins.drifts:
-            report["drifted"] = [drift.published for drift in self.pins.drifts]
+        if self.pins is not None:
+            drifts = self.pins.drifts
+            for field, new in (("drifted", False), ("unapproved", True)):
+                names = [drift.published for drift in drifts if drift.new is new]
+                if names:
+                    report[field] = names
         return report
 
     async def get_tool_with_prefix(self, name: str, readonly_context: ReadonlyContext | None = None) -> BaseTool | None:

@@ -4,7 +4,9 @@ Standard library only (starts in milliseconds under `python -I -S`). Configured 
 gateway config entry that changes its `env` changes what this server says:
 
 * `TAG` — `whoami` answers `{"pid": ..., "tag": TAG}`;
-* `WHOAMI_DESCRIPTION` — the description of `whoami` (a tool definition that changes between runs).
+* `WHOAMI_DESCRIPTION` — the description of `whoami` (a tool definition that changes between runs);
+* `WHOAMI_FIELDS` — a JSON object of further fields of `whoami`'s definition (`title`, `outputSchema`, ...);
+* `EXTRA_TOOLS` — a JSON list of further tool definitions; a call of one answers `called NAME`.
 
 `hold(started, gate)` writes the file `started`, then answers only once the file `gate` exists: a call a test can
 keep in flight for as long as it needs.
@@ -34,6 +36,7 @@ def tools() -> list[dict[str, Any]]:
             "description": os.environ.get("WHOAMI_DESCRIPTION", "Say which process serves this call."),
             "inputSchema": {"type": "object", "properties": {}},
             "annotations": {"readOnlyHint": True},
+            **json.loads(os.environ.get("WHOAMI_FIELDS", "{}")),
         },
         {
             "name": "hold",
@@ -44,7 +47,12 @@ def tools() -> list[dict[str, Any]]:
                 "required": ["started", "gate"],
             },
         },
+        *_extra_tools(),
     ]
+
+
+def _extra_tools() -> list[dict[str, Any]]:
+    return json.loads(os.environ.get("EXTRA_TOOLS", "[]"))
 
 
 def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -57,6 +65,8 @@ def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         while not Path(arguments["gate"]).exists():
             time.sleep(POLL_SECONDS)
         return {"content": [{"type": "text", "text": "released"}]}
+    if any(tool["name"] == name for tool in _extra_tools()):
+        return {"content": [{"type": "text", "text": f"called {name}"}]}
     return {"content": [{"type": "text", "text": f"Unknown tool {name}"}], "isError": True}
 
 
