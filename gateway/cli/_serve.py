@@ -94,6 +94,22 @@ def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] |
         return anyio.run(partial(supervise, reloads=args.config is not None), command, sock, args.workers, env)
 
 
+def _warn_exposed(host: str, *, authenticated: bool, allowed: list[str]) -> None:
+    """Say what serving on a non-loopback interface needs: a token, and the names clients reach it by."""
+    if not authenticated:
+        logger.warning(
+            "Serving on %s without --auth-token: anyone who can reach it can call the tools. Require a token with "
+            "--auth-token USER=TOKEN (or $ADK_MCP_GATEWAY_TOKENS).",
+            host,
+        )
+    if not allowed:
+        logger.warning(
+            "Serving on %s, but only requests naming a loopback host (Host/Origin) are accepted: clients that reach "
+            "it by another name or address get 421. Add --allow-host NAME for each name or address they use.",
+            host,
+        )
+
+
 async def _reach_store(location: str) -> None:
     from gateway.state import StateScope
     from gateway.state.location import open_state_store
@@ -179,8 +195,8 @@ def run_serve(args: argparse.Namespace) -> int:
     tokens = parse_tokens(args.auth_token) if args.auth_token else None
     oauth = oauth_settings(args, config, host, port)
     loopback = host in ("127.0.0.1", "localhost", "::1")
-    if args.transport != "stdio" and not loopback and not (tokens or oauth or os.environ.get(TOKENS_ENV)):
-        logger.warning("Serving on %s without --auth-token: anyone who can reach it can call the tools.", host)
+    if args.transport != "stdio" and not loopback:
+        _warn_exposed(host, authenticated=bool(tokens or oauth or os.environ.get(TOKENS_ENV)), allowed=args.allow_host)
     serve(
         tool_server,
         transport=args.transport,

@@ -32,6 +32,7 @@ from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.fast_lane import FastLane
 from gateway.server.health import health_endpoint
+from gateway.server.host_check import HostCheck
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
 from gateway.server.identity import connection_id
 from gateway.server.oauth_settings import OAuthSettings
@@ -130,7 +131,7 @@ def create_app(
         stateless=stateless,
     )
     sse = SseServerTransport("/messages/", security_settings=security, max_request_body_size=max_body_size)
-    host_check = TransportSecurityMiddleware(security)
+    host_check = HostCheck(security)
 
     async def handle_sse(scope: Scope, receive: Receive, send: Send) -> None:
         # `connect_sse` answers a bad Host or Origin itself but then raises ValueError, which would reach
@@ -208,11 +209,14 @@ def create_app(
         ),
         Route(
             "/mcp",
-            guarded(MalformedIdGuard(sessions.streamable(streamable), max_body_size=max_body_size)),
+            guarded(host_check.guard(MalformedIdGuard(sessions.streamable(streamable), max_body_size=max_body_size))),
             methods=["GET", "POST", "DELETE"],
         ),
         Route("/sse", guarded(_asgi_endpoint(sessions.sse(handle_sse))), methods=["GET"]),
-        Mount("/messages/", app=guarded(MalformedIdGuard(handle_sse_message, max_body_size=max_body_size))),
+        Mount(
+            "/messages/",
+            app=guarded(host_check.guard(MalformedIdGuard(handle_sse_message, max_body_size=max_body_size))),
+        ),
     ]
     if tool_server.credentials is not None:
         # The browser returning from a sign-in carries no bearer token; the single-use `state` is its credential.

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from anyio.streams.text import TextReceiveStream
 from fixture_tools import TOOLS
 from mcp import types
 from server_harness import (
@@ -83,3 +84,27 @@ async def test_a_signal_stops_the_http_server_after_the_call_in_flight_has_its_r
     assert returncode == exit_code
     (result,) = results
     assert result.structured_content == {"result": "finished"}
+
+
+async def test_serving_on_all_interfaces_warns_naming_allow_host_and_auth_token(state_file: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
+    command += ["--host", "0.0.0.0", "--port", str(port), "--state", str(state_file)]
+    log = ""
+    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+        try:
+            assert process.stderr is not None
+            with anyio.fail_after(DEADLINE):
+                async for chunk in TextReceiveStream(process.stderr):
+                    log += chunk
+                    if "Ctrl-C stops" in log:
+                        break
+            process.terminate()
+            with anyio.fail_after(DEADLINE):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    assert any("--auth-token" in line for line in warnings), log
+    assert any("--allow-host" in line for line in warnings), log

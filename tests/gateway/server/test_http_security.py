@@ -118,3 +118,26 @@ async def test_healthz_says_only_ok_without_a_token_and_shows_details_with_one()
     body: Any = authorized.json()
     assert authorized.status_code == 200
     assert body == {"status": "ok", "server": "adk-mcp-gateway", "event_loop": "asyncio", "upstreams": {}}
+
+
+async def test_a_refused_host_or_origin_is_told_how_the_operator_can_allow_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level("WARNING")
+    async with http_server() as base_url, httpx2.AsyncClient(base_url=base_url) as http:
+        with anyio.fail_after(DEADLINE):
+            body = json.dumps(INITIALIZE)
+            foreign_host = await http.post("/mcp", content=body, headers={**MCP_HEADERS, "Host": "gw.example:8000"})
+            foreign_origin = await http.post(
+                "/mcp", content=body, headers={**MCP_HEADERS, "Origin": "https://app.example"}
+            )
+            foreign_sse = await http.get("/sse", headers={"Host": "gw.example"})
+            foreign_message = await http.post(
+                "/messages/?session_id=" + "0" * 32, content=body, headers={**MCP_HEADERS, "Host": "gw.example"}
+            )
+    assert [r.status_code for r in (foreign_host, foreign_sse, foreign_message)] == [421, 421, 421]
+    assert foreign_origin.status_code == 403
+    for response in (foreign_host, foreign_sse, foreign_message):
+        assert "--allow-host gw.example" in response.text
+    assert "--allow-host app.example" in foreign_origin.text
+    assert any("--allow-host gw.example" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
