@@ -47,7 +47,8 @@ class AuthConfig(BaseModel):
     """This gateway's public URL, e.g. `https://gateway.example.com/mcp`; default: `http://HOST:PORT/mcp` of
     `serve` (right only when clients reach the gateway directly)."""
     audience: list[str] = Field(default_factory=list[str])
-    """Accepted `aud` values instead of `resource` (some issuers put an API name there); default: `resource`."""
+    """Accepted `aud` values instead of `resource` (some issuers put an API name there); default: `resource`.
+    A JWT and an introspection answer alike must name one in `aud`."""
     jwks_uri: str | None = None
     required_scopes: list[str] = Field(default_factory=list[str])
     scopes_supported: list[str] = Field(default_factory=list[str])

@@ -40,7 +40,8 @@ class OAuthSettings:
         issuer: the authorization server's issuer identifier; tokens must carry it as `iss`.
         resource: this gateway's canonical URL (RFC 8707 resource indicator, e.g. `https://gw.example.com/mcp`),
             published in the protected resource metadata.
-        audiences: accepted `aud` values; default: `resource` alone.
+        audiences: accepted `aud` values; default: `resource` alone. A JWT and an introspection answer alike
+            must name one (an answer without `aud` is refused).
         jwks_uri: where the signing keys are; default: `jwks_uri` from the issuer's metadata (RFC 8414 / OIDC).
         required_scopes: scopes every request's token must carry (else 403 `insufficient_scope`).
         scopes_supported: scopes advertised in the metadata (default: `required_scopes`).

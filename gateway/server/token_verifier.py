@@ -3,7 +3,8 @@
 A JWT (RFC 9068) is checked here: an accepted asymmetric `alg`, a signature by one of the issuer's keys (looked
 up by `kid`), `exp` / `nbf` / `iat` within `leeway`, `iss` exactly the issuer, `aud` one of the accepted
 audiences (RFC 8707). An opaque token is asked about at the issuer's introspection endpoint (RFC 7662) when
-that is configured; active answers are reused for a short while.
+that is configured; the answer must be active and, as for a JWT, name an accepted audience in `aud` (an answer
+without `aud` is refused); active answers are reused for a short while.
 
 The principal is the token's `sub` (for a client-credentials token without one: its `client_id`); the claims
 named in `principal_claims` (e.g. `groups`) travel with it in `AccessToken.claims` for policies.
@@ -172,12 +173,18 @@ class OAuthTokenVerifier:
         issuer = answer.get("iss")
         if issuer is not None and issuer not in _variants(self.settings.issuer):
             return f"it was issued by {str(issuer)[:100]!r}"
+        # RFC 7662 makes `aud` optional, but a token that names no audience could be meant for any service of the
+        # issuer: like a JWT's, it must name this resource (or an `auth.audience`).
         audience = answer.get("aud")
-        if audience is not None:
-            given = [audience] if isinstance(audience, str) else [str(a) for a in cast("list[Any]", audience)]
-            accepted = {v for a in self.settings.accepted_audiences for v in _variants(a)}
-            if not accepted.intersection(given):
-                return f"it is meant for {given!r}"
+        if isinstance(audience, str):
+            given = [audience]
+        elif isinstance(audience, list):
+            given = [str(a) for a in cast("list[Any]", audience)]
+        else:
+            given = []
+        accepted = {v for a in self.settings.accepted_audiences for v in _variants(a)}
+        if not accepted.intersection(given):
+            return f"it is meant for {given!r}" if given else "it names no audience (aud)"
         return None
 
     def _remember(self, digest: str, access: AccessToken, until: float, now: float) -> None:

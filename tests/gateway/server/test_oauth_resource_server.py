@@ -257,6 +257,40 @@ async def test_an_opaque_token_is_checked_by_introspection_and_a_revoked_one_is_
     assert revoked.status_code == 401
 
 
+async def test_an_opaque_token_whose_introspection_names_no_audience_gets_401_invalid_token() -> None:
+    async with OAuthProvider() as provider:
+        gateway_client = provider.add_client(client_id="gateway")
+        assert gateway_client.client_secret is not None
+        introspection = IntrospectionSettings(client_id="gateway", client_secret=gateway_client.client_secret)
+        async with protected_server(provider, introspection=introspection) as gateway:
+            no_audience = provider.mint_opaque("mallory", client_id="other-app")
+            empty_audience = provider.mint_opaque("mallory", client_id="other-app", claims={"aud": []})
+            refused = [await post_initialize(gateway.base_url, t) for t in (no_audience, empty_audience)]
+            accepted = await post_initialize(gateway.base_url, provider.mint_opaque(audience=gateway.resource))
+    assert [r.status_code for r in refused] == [401, 401]
+    for response in refused:
+        params = challenge(response)
+        assert params["error"] == "invalid_token"
+        assert params["error_description"] == "The access token is not valid for this resource."
+    assert accepted.status_code == 200
+
+
+async def test_an_opaque_token_for_a_configured_audience_is_accepted_and_one_for_the_resource_then_is_not() -> None:
+    async with OAuthProvider() as provider:
+        gateway_client = provider.add_client(client_id="gateway")
+        assert gateway_client.client_secret is not None
+        introspection = IntrospectionSettings(client_id="gateway", client_secret=gateway_client.client_secret)
+        async with protected_server(provider, introspection=introspection, audiences=("api://tools",)) as gateway:
+            api = provider.mint_opaque(audience="api://tools")
+            in_a_list = provider.mint_opaque(claims={"aud": ["api://other", "api://tools"]})
+            resource = provider.mint_opaque(audience=gateway.resource)
+            none = provider.mint_opaque()
+            statuses = [
+                (await post_initialize(gateway.base_url, t)).status_code for t in (api, in_a_list, resource, none)
+            ]
+    assert statuses == [200, 200, 401, 401]
+
+
 async def test_issuer_metadata_is_discovered_for_an_issuer_with_a_path() -> None:
     async with OAuthProvider(path="/realms/test") as provider, protected_server(provider) as gateway:
         response = await post_initialize(gateway.base_url, provider.mint(audience=gateway.resource))
