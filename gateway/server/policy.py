@@ -4,7 +4,8 @@ A rule is for the principals whose name matches one of its `principals` globs an
 of its `claims` (a list claim such as `groups` must contain a matching value). For each kind (tools, resources,
 prompts) a name is allowed when a rule for the principal allows it and no rule for the principal denies it
 (deny wins). A kind that no rule mentions is not governed: everything of it is allowed, so a policy about
-tools does not hide resources. With no policy at all, everything is allowed.
+tools does not hide resources. With no policy at all, everything is allowed. A resource URI is matched in its
+RFC 3986 normal form (`gateway.server.resource_uri`).
 
 A rule's `rate_limit` is a token bucket per principal and tool, for the tools the rule allows (all tools when it
 allows none explicitly); a call must find a token in every bucket that applies.
@@ -19,6 +20,7 @@ from typing import Any, Literal, cast
 
 from gateway.server.identity import Principal
 from gateway.server.rate_limit import RateLimit, RateLimiter
+from gateway.server.resource_uri import normal_uri
 
 __all__ = ["KINDS", "Kind", "Policy", "PolicyRule", "RateLimit"]
 
@@ -90,6 +92,9 @@ class Policy:
         """Whether `principal` may see and use the `kind` named `name` (a tool name, resource URI, prompt name)."""
         if not self._governed[kind]:
             return True
+        if kind == "resources":
+            # Every spelling of a URI is matched as the one the rules are written in (`gateway.server.resource_uri`).
+            name = normal_uri(name)
         rules = [rule for rule in self.rules if rule.applies_to(principal)]
         if any(_matches(name, rule.deny.get(kind, ())) for rule in rules):
             return False

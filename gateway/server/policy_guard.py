@@ -3,7 +3,10 @@
 - Listings (`tools/list`, `resources/list`, `resources/templates/list`, `prompts/list`) leave out what the caller
   may not use. Pages can come out shorter than the page size (MCP promises no page size).
 - A call of a tool the caller may not use is answered like a call of an unknown tool: JSON-RPC error -32602.
-  Reading a resource, getting a prompt, subscribing or completing for one likewise.
+  Reading a resource, getting a prompt, subscribing (`resources/subscribe`, or a `subscriptions/listen` stream's
+  `resourceSubscriptions`) or completing for one likewise. While resources are governed, a resource URI an
+  upstream could resolve to another resource than the one matched (dot segments, encoded separators:
+  `gateway.server.resource_uri.ambiguity`) is refused with -32602 saying why.
 - A `tools/call` past a rate limit gets an `isError` result the model can read, saying when to retry, with the
   seconds also in `_meta["adk-mcp-gateway/retryAfterSeconds"]`. The later rounds of one call (modern-era
   `requestState` retries) are not counted again.
@@ -23,6 +26,7 @@ from pydantic import BaseModel
 from adapters.meta_keys import RETRY_AFTER_META_KEY
 from gateway.server.identity import Principal, current_principal
 from gateway.server.policy import Kind, Policy
+from gateway.server.resource_uri import ambiguity
 
 __all__ = ["PolicyGuard"]
 
@@ -73,6 +77,24 @@ class PolicyGuard:
             f"{principal.name!r} to use.",
         )
 
+    def _check_use(self, principal: Principal, kind: Kind, name: str) -> None:
+        """Refuse the use of `name` unless the policy allows it by that very spelling (`_refuse_ambiguous`)."""
+        self._refuse_ambiguous(kind, name)
+        if not self.policy.allows(principal, kind, name):
+            self._refuse_use(principal, kind, name)
+
+    def _refuse_ambiguous(self, kind: Kind, name: str) -> None:
+        if kind != "resources" or not self.policy.governs(kind):
+            return
+        reason = ambiguity(name)
+        if reason is not None:
+            logger.info("Policy: refused the ambiguous resource URI %r (%s)", name[:200], reason)
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Resource URI {name!r} holds {reason}: the gateway's policies cannot tell which resource "
+                "an upstream would read for it. Ask for the resource by its plain URI.",
+            )
+
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
         params = ctx.params or {}
@@ -80,8 +102,8 @@ class PolicyGuard:
             kind, param = _USES[method]
             name = params.get(param)
             principal = current_principal()
-            if isinstance(name, str) and not self.policy.allows(principal, kind, name):
-                self._refuse_use(principal, kind, name)
+            if isinstance(name, str):
+                self._check_use(principal, kind, name)
             if method == "tools/call" and isinstance(name, str) and params.get("requestState") is None:
                 refused = self._rate_limited(principal, name)
                 if refused is not None:
@@ -96,9 +118,16 @@ class PolicyGuard:
                     if fields.get("type") == "ref/prompt"
                     else ("resources", fields.get("uri"))
                 )
+                if isinstance(name, str):
+                    self._check_use(current_principal(), kind, name)
+            return await call_next(ctx)
+        if method == "subscriptions/listen":
+            wanted = cast("dict[str, Any]", params.get("notifications") or {}).get("resourceSubscriptions")
+            if isinstance(wanted, list):
                 principal = current_principal()
-                if isinstance(name, str) and not self.policy.allows(principal, kind, name):
-                    self._refuse_use(principal, kind, name)
+                for uri in cast("list[Any]", wanted):
+                    if isinstance(uri, str):
+                        self._check_use(principal, "resources", uri)
             return await call_next(ctx)
         result = await call_next(ctx)
         if method in _LISTINGS:

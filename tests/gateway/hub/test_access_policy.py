@@ -57,3 +57,69 @@ async def test_resources_and_prompts_are_listed_and_used_only_as_the_callers_rul
     assert refused_read.value.error.code == -32602
     assert refused_prompt.value.error.code == -32602
     assert "policies" in refused_prompt.value.error.message
+
+
+FILES = [sys.executable, str(HERE / "hub_files_server.py")]
+OUTSIDE_PUBLIC = [
+    "files+file:///public/../secret/key.txt",
+    "files+file:///public/%2e%2e/secret/key.txt",
+    "files+file:///public/%2E%2E%2Fsecret%2Fkey.txt",
+    "files+file:///public/..%5Csecret%5Ckey.txt",
+]
+
+
+async def test_a_resource_uri_is_refused_when_an_upstream_could_resolve_it_outside_what_the_policy_allows(
+    tmp_path: Path,
+) -> None:
+    config = load_config(write_config(tmp_path, {"files": {"command": FILES[0], "args": FILES[1:]}}))
+    rules: list[dict[str, Any]] = [
+        {"principals": ["*"], "allowResources": ["files+file:///public/*"]},
+        {"principals": ["carol"], "allowResources": ["*"], "denyResources": ["files+file:///secret/*"]},
+    ]
+    policy = policy_of([PolicyConfig.model_validate(rule) for rule in rules])
+    server = hub.gateway_server(gateway_tools(config), state_store=InMemoryStateStore(), policy=policy)
+    refused: list[str] = []
+    async with OAuthProvider() as provider, protected_gateway(provider, server) as gateway:
+        bob = provider.mint("bob", audience=gateway.resource)
+        carol = provider.mint("carol", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, bob) as client:
+                public = (await client.read_resource("files+file:///public/readme.txt")).contents[0]
+                for uri in OUTSIDE_PUBLIC:
+                    for use in (client.read_resource, client.subscribe_resource):
+                        with pytest.raises(MCPError) as error:
+                            await use(uri)
+                        assert error.value.error.code == -32602
+                        refused.append(error.value.error.message)
+            async with token_client(gateway.base_url, carol) as client:
+                # Another spelling of a denied URI is the denied URI.
+                with pytest.raises(MCPError) as denied:
+                    await client.read_resource("files+file:///%73ecret/key.txt")
+    assert getattr(public, "text", None) == "public notes"
+    assert len(refused) == 2 * len(OUTSIDE_PUBLIC)
+    assert all("cannot tell which resource" in message for message in refused), refused
+    assert denied.value.error.code == -32602
+    assert "policies" in denied.value.error.message
+
+
+async def test_a_listen_stream_is_refused_for_a_resource_uri_the_policy_does_not_allow(tmp_path: Path) -> None:
+    config = load_config(write_config(tmp_path, {"files": {"command": FILES[0], "args": FILES[1:]}}))
+    rules: list[dict[str, Any]] = [{"principals": ["*"], "allowResources": ["files+file:///public/*"]}]
+    policy = policy_of([PolicyConfig.model_validate(rule) for rule in rules])
+    server = hub.gateway_server(gateway_tools(config), state_store=InMemoryStateStore(), policy=policy)
+    refused: dict[str, str] = {}
+    async with OAuthProvider() as provider, protected_gateway(provider, server) as gateway:
+        bob = provider.mint("bob", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, bob, mode="auto") as client:
+                async with client.listen(resource_subscriptions=["files+file:///public/readme.txt"]) as allowed:
+                    honored = allowed.honored.resource_subscriptions
+                for uri in ("files+file:///secret/key.txt", OUTSIDE_PUBLIC[0]):
+                    with pytest.raises(MCPError) as error:
+                        async with client.listen(resource_subscriptions=[uri]):
+                            pass
+                    assert error.value.error.code == -32602
+                    refused[uri] = error.value.error.message
+    assert honored == ["files+file:///public/readme.txt"]
+    assert "policies" in refused["files+file:///secret/key.txt"]
+    assert "cannot tell which resource" in refused[OUTSIDE_PUBLIC[0]]

@@ -84,3 +84,15 @@ def test_a_rule_limits_only_the_tools_it_allows() -> None:
     assert [rules.take(USER, "time_now")[0] for _ in range(3)] == [0.0, 0.0, 0.0]
     assert rules.take(USER, "git_push")[0] == 0.0
     assert rules.take(USER, "git_push")[0] > 0
+
+
+def test_a_resource_rule_matches_every_spelling_of_a_uri() -> None:
+    rules = policy({"allowResources": ["*"], "denyResources": ["files+file:///secret/*"]})
+    for spelled in (
+        "files+file:///secret/key.txt",
+        "files+file:///%73ecret/key.txt",
+        "FILES+FILE:///secret/key.txt",
+        "files+file:///s%65cr%65t/key%2Etxt",
+    ):
+        assert not rules.allows(USER, "resources", spelled), spelled
+    assert rules.allows(USER, "resources", "files+file:///public/%72eadme.txt")

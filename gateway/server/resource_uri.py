@@ -1,0 +1,69 @@
+"""Resource URIs as a policy matches them: one spelling per resource, and no spelling an upstream may read otherwise.
+
+RFC 3986 lets one resource be spelled several ways: `%73ecret` is `secret` (section 6.2.2.2), `FILE:` is `file:`,
+`%3a` is `%3A`. A policy matching the spelling would deny `files+file:///secret/*` and allow
+`files+file:///%73ecret/key.txt`. So a policy matches a URI's normal form (`normal_uri`): scheme and host in lower
+case, percent-escapes of unreserved characters decoded, the others in upper case. Write resource globs in that form.
+
+Some spellings cannot be matched safely at all, because what they name is up to the upstream: dot segments
+(`/public/../secret`, also spelled `%2e%2e`), which a file server may resolve; an encoded `/` or a `\\` in the path
+(`..%2fsecret`), which a server may decode into a separator before resolving; a double percent-encoding (`%252e`).
+`ambiguity` says what makes a URI such a one; while a policy governs resources, the policy guard refuses it with an
+error saying so, so the upstream is never asked for a URI other than the one the policy allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+from urllib.parse import unquote
+
+__all__ = ["ambiguity", "normal_uri"]
+
+# RFC 3986, appendix B: scheme, authority, path, query, fragment (any string matches).
+_PARTS: Final = re.compile(r"^(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(\?[^#]*)?(#.*)?$", re.DOTALL)
+_ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ENCODED_SLASH: Final = re.compile(r"%2f", re.IGNORECASE)
+_ENCODED_BACKSLASH: Final = re.compile(r"%5c", re.IGNORECASE)
+_DOUBLE_ENCODED: Final = re.compile(r"%25[0-9A-Fa-f]{2}")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else f"%{match.group(1).upper()}"
+
+
+def _normal_escapes(text: str) -> str:
+    return _ESCAPE.sub(_escape, text)
+
+
+def _parts(uri: str) -> tuple[str | None, str | None, str, str, str]:
+    match = _PARTS.match(uri)
+    assert match is not None  # every part is optional: any string matches
+    scheme, authority, path, query, fragment = match.groups()
+    return scheme, authority, path, query or "", fragment or ""
+
+
+def normal_uri(uri: str) -> str:
+    """`uri` in RFC 3986 normal form (section 6.2.2, without dot-segment removal: see `ambiguity`)."""
+    scheme, authority, path, query, fragment = _parts(uri)
+    normal = "" if scheme is None else scheme.lower() + ":"
+    if authority is not None:
+        userinfo, at, host = authority.rpartition("@")
+        normal += "//" + _normal_escapes(userinfo) + at + _normal_escapes(host).lower()
+    return normal + _normal_escapes(path) + _normal_escapes(query) + _normal_escapes(fragment)
+
+
+def ambiguity(uri: str) -> str | None:
+    """What in `uri`'s path an upstream may resolve into another resource than the URI's spelling names, or None."""
+    path = _parts(uri)[2]
+    if "\\" in path or _ENCODED_BACKSLASH.search(path):
+        return "a backslash ('\\' or %5C), which some servers read as '/'"
+    if _ENCODED_SLASH.search(path):
+        return "an encoded slash (%2F), which some servers decode into a path separator"
+    if _DOUBLE_ENCODED.search(path):
+        return "a double percent-encoding (%25 and two hex digits)"
+    if any(segment in {".", ".."} for segment in unquote(path).split("/")):
+        return "a dot segment ('.' or '..', also as %2E), which some servers resolve"
+    return None
