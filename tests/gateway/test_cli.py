@@ -248,3 +248,45 @@ def test_a_confirmation_is_refused_without_a_terminal_approved_by_yes_and_asked_
     assert process.returncode == 0, stderr
     assert json.loads(stdout) == {"result": "emptied"}
     assert "Allow the tool call empty_bin()? [y/N]" in stderr
+
+
+FORGED = "2026-01-01 00:00:00,000 INFO gateway.server.request_log: tools/call add upstream=- 1.0 ms ok"
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_control_characters_a_client_sends_are_escaped_in_the_log_so_it_cannot_forge_lines(
+    tmp_path: Path, log_format: str
+) -> None:
+    # A tool name is the client's to choose, and the request log writes it: a line break in it would start a line
+    # of the client's making (U+2028 too, for readers that split lines as Python does), and ESC drives terminals.
+    name = f"nope\n{FORGED}\r\u2028{FORGED}\x1b[2K"
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": {}}},
+    ]  # fmt: skip
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", "examples/functions.py"]
+    command += ["--state", str(tmp_path / "s.db"), "--log-format", log_format]
+    with subprocess.Popen(
+        command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write("".join(json.dumps(message) + "\n" for message in messages))
+        process.stdin.flush()
+        # The answer to the call means it was logged (the request log writes before the answer is sent).
+        replies = [json.loads(process.stdout.readline()) for _ in range(2)]
+        _, stderr = process.communicate(timeout=60)
+    assert replies[1]["id"] == 2
+    lines = stderr.splitlines()
+    assert not [line for line in lines if FORGED in line and "nope" not in line], stderr
+    assert "\x1b" not in stderr
+    if log_format == "json":
+        records = [json.loads(line) for line in lines]
+        (call,) = [record for record in records if record.get("tool") == name]
+        assert call["outcome"] == "unknown_tool"
+    else:
+        (call,) = [line for line in lines if "tools/call nope" in line]
+        assert call.endswith("unknown_tool")
+        assert "nope\\n2026-01-01" in call
