@@ -8,7 +8,11 @@ A reload compares the new config with the one being served, upstream by upstream
   finish (at most its `callTimeout`), then closes (its stdio children end);
 * a removed entry's toolset is retired the same way; an added one starts (connecting when first needed);
 * local tools are loaded again when the `tools` list or one of its `.py` files changed (modules named by import
-  path are imported once per process, as Python does).
+  path are imported once per process, as Python does);
+* changed `policies` apply from the next request on, to every session, open ones included (rate-limit buckets
+  start afresh);
+* a changed `auth` section is refused (the bearer-token check is built when the HTTP server starts): the error
+  says to restart, and nothing of that config is applied.
 
 The downstream sessions are not touched: clients stay connected and are told with `notifications/tools/list_changed`
 (and the resource and prompt list changes when an upstream came or went). A config that cannot be loaded — not
@@ -31,6 +35,7 @@ from typing import Any, Final, Self
 import anyio
 import anyio.abc
 
+from gateway.access_config import policy_of
 from gateway.client import McpToolset
 from gateway.config import GatewayConfig, load_config
 from gateway.errors import ConfigError
@@ -60,6 +65,8 @@ class Reload:
     removed: tuple[str, ...] = ()
     local_tools: bool = False
     """Whether the local tools were loaded again."""
+    policies: bool = False
+    """Whether the `policies` changed (and apply now)."""
 
     @property
     def upstreams(self) -> bool:
@@ -67,7 +74,7 @@ class Reload:
         return bool(self.added or self.changed or self.removed)
 
     def __bool__(self) -> bool:
-        return self.upstreams or self.local_tools
+        return self.upstreams or self.local_tools or self.policies
 
     def describe(self) -> str:
         """One line for the log."""
@@ -78,6 +85,8 @@ class Reload:
         ]
         if self.local_tools:
             parts.append("local tools loaded again")
+        if self.policies:
+            parts.append("policies reloaded")
         return "; ".join(parts) or "nothing changed"
 
 
@@ -231,6 +240,12 @@ class ConfigReloader:
                 self.config.name,
                 new.name,
             )
+        if new.auth != self.config.auth:
+            raise ConfigError(
+                f"{new.path}: the auth section changed, which takes a restart (the bearer-token check is built when "
+                "the server starts); nothing of the new config was applied. Restart the gateway to use it, or put "
+                "the auth section back to reload the rest."
+            )
         old_servers, new_servers = self.config.enabled_servers(), new.enabled_servers()
         upstreams: dict[str, UpstreamToolset] = {}
         added: list[str] = []
@@ -247,25 +262,31 @@ class ConfigReloader:
         fingerprint = _local_fingerprint(new)
         reload_local = fingerprint != self._local_fingerprint
         local = local_tools(new) if reload_local else self._local
-        outcome = Reload(tuple(added), tuple(changed), tuple(removed), reload_local)
+        policies = new.policies != self.config.policies
+        outcome = Reload(tuple(added), tuple(changed), tuple(removed), reload_local, policies)
         if not outcome:
             self.config = new
             logger.info("Reloaded %s: nothing changed.", new.path)
             return outcome
 
-        before = list(self._upstreams.values())
-        self.hub.replace_upstreams(list(upstreams.values()))
-        try:
-            await server.replace_tools([*upstreams.values(), *local, *self._extra], retire=self._retire)
-        except Exception as exc:
-            self.hub.replace_upstreams(before)
-            for key in (*added, *changed):
-                self.hub.unwire(upstreams[key])
-            raise ConfigError(f"{new.path}: the new config's tools cannot be opened: {exc}") from exc
+        if outcome.upstreams or outcome.local_tools:
+            before = list(self._upstreams.values())
+            self.hub.replace_upstreams(list(upstreams.values()))
+            try:
+                await server.replace_tools([*upstreams.values(), *local, *self._extra], retire=self._retire)
+            except Exception as exc:
+                self.hub.replace_upstreams(before)
+                for key in (*added, *changed):
+                    self.hub.unwire(upstreams[key])
+                raise ConfigError(f"{new.path}: the new config's tools cannot be opened: {exc}") from exc
+        if policies:
+            server.replace_policy(policy_of(new.policies))
         self.config, self._upstreams = new, upstreams
         self._local, self._local_fingerprint = local, fingerprint
         self.reloads += 1
-        told = await self.hub.announce(tools=True, resources=outcome.upstreams, prompts=outcome.upstreams)
+        # What each principal may see changes with the policies, so every list may have changed for someone.
+        others = outcome.upstreams or policies
+        told = await self.hub.announce(tools=True, resources=others, prompts=others)
         logger.info("Reloaded %s: %s (%d connected sessions told).", new.path, outcome.describe(), told)
         return outcome
 

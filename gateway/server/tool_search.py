@@ -131,12 +131,13 @@ class ToolSearch:
     def __init__(self, settings: ToolSearchSettings, entries: Entries, policy: Policy | None = None) -> None:
         self.settings = settings
         self._entries = entries
-        self._policy = policy
+        self.policy = policy
+        """The caller's policy hides what it may not use from searches (replaced on a config reload)."""
         self._indexes: OrderedDict[tuple[tuple[str, int], ...], ToolIndex] = OrderedDict()
         self._building = anyio.Lock()
 
     def _allowed(self) -> Callable[[str], bool]:
-        policy = self._policy
+        policy = self.policy
         if policy is None or not policy.governs("tools"):
             return lambda _name: True
         principal = current_principal()

@@ -167,7 +167,8 @@ class ToolServer(ToolCalls):
         if policy is not None:
             self.server.middleware.append(PolicyGuard(policy))
         # Innermost: a cached page is the handler's answer, shaped for the wire once (the policy guard filters it).
-        self.server.middleware.append(self.listing.cached_pages(self._listing_context))
+        self._cached_pages = self.listing.cached_pages(self._listing_context)
+        self.server.middleware.append(self._cached_pages)
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
         # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
         # Each connection's serving loop is wrapped so the sessions it carried are released when it ends.
@@ -226,6 +227,26 @@ class ToolServer(ToolCalls):
             isinstance(item, BaseToolset) and not (extension is not None and extension.owns(item))
             for item in catalog.items
         )
+
+    def replace_policy(self, policy: Policy | None) -> None:
+        """Apply `policy` (None: everything allowed) from the next request on, in every session (a config reload).
+
+        Open sessions are checked against it on their next request, the fast lane's included (it takes no call
+        while a policy is set). Rate-limit buckets start afresh.
+        """
+        self.policy = policy
+        middleware = self.server.middleware
+        for layer in middleware:
+            if isinstance(layer, ToolSearch):
+                layer.policy = policy
+        guard = next((layer for layer in middleware if isinstance(layer, PolicyGuard)), None)
+        if guard is not None and policy is not None:
+            guard.policy = policy
+        elif guard is not None:
+            middleware.remove(guard)
+        elif policy is not None:
+            # Where the constructor puts it: inside tool search, outside the cached pages (which it filters).
+            middleware.insert(middleware.index(self._cached_pages), PolicyGuard(policy))
 
     async def replace_tools(
         self, tools: Sequence[ToolUnion], *, retire: Callable[[BaseToolset], Awaitable[None]] | None = None
