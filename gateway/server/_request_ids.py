@@ -5,8 +5,9 @@ array, boolean, float or null id) as a *notification* (the id is dropped), accep
 HTTP and SSE, or silently on stdio, and never answers: the client waits forever. JSON-RPC 2.0 says such a request
 gets an Invalid Request error whose id is null, because the id could not be read.
 
-* `MalformedIdGuard` checks the JSON body of an HTTP POST before the SDK sees it (`/mcp` in the handshake era,
-  SSE's `/messages/`); the modern era's transport already answers these.
+* `MalformedIdGuard` reads the body of an HTTP POST before the SDK sees it (`/mcp`, SSE's `/messages/`) with the
+  gateway's one parser (`gateway.server._json_rpc_body`), answers a body it refuses, and checks the id in the
+  handshake era (the modern era's transport already answers these).
 * `MalformedIdFilter` wraps a stream transport's read side (stdio), where only the parsed message is visible: a
   notification that names a client *request* method (`tools/list`, `tools/call`...) can only be a request whose id
   was dropped, so it is answered the same way.
@@ -14,12 +15,10 @@ gets an Invalid Request error whose id is null, because the id could not be read
 
 from __future__ import annotations
 
-import re
 from types import TracebackType
-from typing import Any, Final, Protocol, Self, cast
+from typing import Any, Final, Protocol, Self
 
 import anyio
-import pydantic_core
 from mcp import types
 from mcp.shared.message import SessionMessage
 from mcp.types.methods import SPEC_CLIENT_METHODS
@@ -28,10 +27,11 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.server._json_rpc_body import InvalidBodyError, parse_message, remember_message
+
 __all__ = ["MalformedIdFilter", "MalformedIdGuard", "malformed_id_error"]
 
 _PROTOCOL_VERSION_HEADER: Final = "mcp-protocol-version"
-_PLAIN_ID: Final = re.compile(rb'"id"\s*:\s*(?:"|-?\d+\s*[,}])')
 
 
 class _Reading(Protocol):
@@ -74,10 +74,11 @@ def malformed_id_error(detail: str) -> dict[str, Any]:
 
 
 class MalformedIdGuard:
-    """ASGI wrapper: a POSTed JSON-RPC request whose `id` is neither a string nor an integer gets HTTP 400.
+    """ASGI wrapper: a POST body the gateway's parser refuses, or a handshake-era JSON-RPC request whose `id` is
+    neither a string nor an integer, gets HTTP 400 with the JSON-RPC error.
 
-    The body is read (up to `max_body_size`; a larger one is passed on whole for the SDK to refuse) and handed on
-    unchanged when it is fine.
+    The body is read (up to `max_body_size`; a larger one is passed on whole for the SDK to refuse), its message left
+    in the scope (`parsed_message`) and the body handed on unchanged when it is fine.
     """
 
     def __init__(self, app: ASGIApp, *, max_body_size: int) -> None:
@@ -86,10 +87,6 @@ class MalformedIdGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
-            await self._app(scope, receive, send)
-            return
-        if Headers(scope=scope).get(_PROTOCOL_VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS:
-            # The modern transport validates ids itself.
             await self._app(scope, receive, send)
             return
         received: list[Message] = []
@@ -106,26 +103,23 @@ class MalformedIdGuard:
                 break
         if complete and size <= self._max_body_size:
             body = b"".join(m.get("body", b"") for m in received)
-            problem = _id_problem(body)
+            try:
+                parsed = parse_message(body)
+            except InvalidBodyError as exc:
+                await JSONResponse(exc.error, status_code=400)(scope, receive, send)
+                return
+            # The modern era's transport validates ids itself.
+            modern = Headers(scope=scope).get(_PROTOCOL_VERSION_HEADER) in MODERN_PROTOCOL_VERSIONS
+            problem = None if modern else _id_problem(parsed)
             if problem is not None:
                 await JSONResponse(malformed_id_error(problem), status_code=400)(scope, receive, send)
                 return
+            remember_message(scope, parsed)
             received = [{"type": "http.request", "body": body, "more_body": False}]
         await self._app(scope, _replay(received, receive), send)
 
 
-def _id_problem(body: bytes) -> str | None:
-    mentions = body.count(b'"id"')
-    if mentions == 0 or (mentions == 1 and _PLAIN_ID.search(body)):
-        # No id, or the only `"id"` key holds an integer or a string: no need to parse the body twice.
-        return None
-    try:
-        message: Any = pydantic_core.from_json(body)
-    except ValueError:
-        return None  # the SDK answers a parse error
-    if not isinstance(message, dict):
-        return None
-    fields = cast("dict[str, Any]", message)
+def _id_problem(fields: dict[str, Any]) -> str | None:
     if "method" not in fields or "id" not in fields:
         return None
     request_id: object = fields["id"]

@@ -3,7 +3,8 @@
 The SDK's streamable HTTP server spends most of a forwarded call's time on its own machinery (a memory stream and
 a task per request, the session's dispatcher, the low-level server's middleware, an SSE response object) and on
 models built and dumped on both sides. For the common call that needs none of it, this ASGI wrapper around the
-session manager answers the POST itself: the body is parsed once, the call goes to the upstream as JSON-RPC on the
+session manager answers the POST itself: the body is parsed once (by `MalformedIdGuard` in front of it, with the
+parser of the general path, `gateway.server._json_rpc_body`), the call goes to the upstream as JSON-RPC on the
 upstream session the general path would use (`ServerExtension.relayed_call`), and the upstream's result is written
 back as the message the SDK would write, only resource URIs rewritten under a prefix: alone as a JSON body when it
 is the first thing sent, else as the last event of an SSE `event: message` stream (`CallStream`).
@@ -33,7 +34,6 @@ session in use).
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from typing import Any, Final, cast
@@ -45,9 +45,10 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from opentelemetry import trace
 from starlette.datastructures import Headers
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.server._call_stream import CallStream, Questions, RequestId, StreamFeatures, dump
+from gateway.server._json_rpc_body import parsed_message
 from gateway.server.catalog import CatalogEntry
 from gateway.server.extension import RelayedTool
 from gateway.server.http_sessions import HttpSessions
@@ -115,12 +116,15 @@ class FastLane:
         ):
             await self._app(scope, receive, send)
             return
-        body, received = await _read_body(receive)
-        message = _parsed(body) if body is not None else None
-        handled = message is not None and await self._handle(message, session_id, headers, scope, send)
+        message = parsed_message(scope)
+        handled = (
+            message is not None
+            and message.get("jsonrpc") == "2.0"
+            and await self._handle(message, session_id, headers, scope, send)
+        )
         if not handled:
             self._sessions.served_by_sdk(session_id)
-            await self._app(scope, _replay(received, receive), send)
+            await self._app(scope, receive, send)
 
     async def _handle(
         self, message: dict[str, Any], session_id: str, headers: Headers, scope: Scope, send: Send
@@ -129,7 +133,8 @@ class FastLane:
         method = message.get("method")
         request_id = _as_id(message.get("id"))
         if method is None:
-            if not self._questions.answer(session_id, message):
+            # An answer, like a cancellation, passes the checks the SDK makes of every POST (it answers a refusal).
+            if not await self._allowed(headers, scope) or not self._questions.answer(session_id, message):
                 return False
             await _accepted(send, session_id)
             return True
@@ -137,7 +142,7 @@ class FastLane:
             params: Any = message.get("params")
             cancelled = _as_id(cast("dict[str, Any]", params).get("requestId")) if isinstance(params, dict) else None
             running = self._running.get((session_id, cancelled)) if cancelled is not None else None
-            if running is None:
+            if running is None or not await self._allowed(headers, scope):
                 return False
             running.cancel()
             await _accepted(send, session_id)
@@ -181,15 +186,19 @@ class FastLane:
 
     async def _takes(self, headers: Headers, scope: Scope) -> bool:
         """Whether the request is one the SDK would serve as a plain SSE-answered request of a live session."""
-        accept = headers.get("accept", "")
-        if "application/json" not in accept or "text/event-stream" not in accept:
-            return False
         session_id = headers.get("mcp-session-id", "")
         if self._sdk_refresh is not None and self._sessions.sdk_idle(session_id) > self._sdk_refresh:
             return False
         if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
             return False
-        # Content-Type, Host and Origin as the SDK's transport checks them (it answers the refusal).
+        return await self._allowed(headers, scope)
+
+    async def _allowed(self, headers: Headers, scope: Scope) -> bool:
+        """Whether the SDK's transport would take this POST: `Accept`, then Content-Type, Host and Origin as it
+        checks them (it answers a refusal)."""
+        accept = headers.get("accept", "")
+        if "application/json" not in accept or "text/event-stream" not in accept:
+            return False
         return await self._host_check.validate_request(Request(scope), is_post=True) is None
 
     async def _list(
@@ -248,7 +257,10 @@ class FastLane:
         self._running[key] = scope
         answer: dict[str, Any] = {}
         try:
-            with self._tool_server.running_call(), self._tool_server.observation.relayed("tools/call", name) as record:
+            with (
+                self._tool_server.running_call(scope),
+                self._tool_server.observation.relayed("tools/call", name) as record,
+            ):
                 record.session_owner = identity.session_owner
                 record.tool, record.upstream = _entry.tool.name, _entry.upstream or ""
                 try:
@@ -275,37 +287,6 @@ class FastLane:
             # What the upstream asked and the client never answered ends with the call.
             self._questions.drop(stream)
         await stream.write(answer, last=True)
-
-
-async def _read_body(receive: Receive) -> tuple[bytes | None, list[Message]]:
-    """The request body when it came whole (`MalformedIdGuard` hands it on in one message), and what was read."""
-    message = await receive()
-    if message["type"] != "http.request" or message.get("more_body", False):
-        return None, [message]
-    return message.get("body", b""), [message]
-
-
-def _parsed(body: bytes) -> dict[str, Any] | None:
-    """A single JSON-RPC message (an object); None for anything else (the SDK answers it)."""
-    try:
-        message: Any = json.loads(body)
-    except ValueError:
-        return None
-    if not isinstance(message, dict):
-        return None
-    fields = cast("dict[str, Any]", message)
-    return fields if fields.get("jsonrpc") == "2.0" else None
-
-
-def _replay(received: list[Message], receive: Receive) -> Receive:
-    pending = list(received)
-
-    async def replayed() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replayed
 
 
 async def _accepted(send: Send, session_id: str) -> None:

@@ -554,3 +554,138 @@ async def test_a_warm_listing_asks_no_upstream_toolset_and_a_list_change_is_seen
     assert added.startswith("n_extra_")
     assert sorted(grown) == sorted([*first, added])
     assert others_after == others_first == first
+
+
+def _tools_call(request_id: int, name: str, arguments_json: str) -> bytes:
+    """A `tools/call` body whose arguments are the JSON text `arguments_json`, as sent (not re-encoded)."""
+    params = f'{{"name":{json.dumps(name)},"arguments":{arguments_json}}}'
+    return f'{{"jsonrpc":"2.0","id":{request_id},"method":"tools/call","params":{params}}}'.encode()
+
+
+async def _post_bytes(http: httpx2.AsyncClient, url: str, body: bytes, session: str, **headers: str) -> httpx2.Response:
+    sent = HANDSHAKE_HEADERS | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"} | headers
+    return await http.post(f"{url}/mcp", headers=sent, content=body)
+
+
+async def _called(http: httpx2.AsyncClient, url: str, session: str, name: str, arguments: dict[str, Any]) -> Any:
+    """The structured result of a call sent with raw requests."""
+    answer = await _post_bytes(http, url, _tools_call(50, name, json.dumps(arguments)), session)
+    return json.loads(_message_bytes(answer))["result"]["structuredContent"]["result"]
+
+
+async def test_a_lone_surrogate_in_arguments_is_a_parse_error_on_both_lanes_and_the_shared_upstream_serves_on(
+    tmp_path: Path,
+) -> None:
+    """Python's `json` reads `"\\ud800"` as a string no UTF-8 writer can send: a stdio upstream's writer failed on
+    it and ended the upstream session every client shares (one restart per such request)."""
+    config = write_config(tmp_path, {"up": upstream_stdio(tmp_path / "up.db", sessionPolicy="shared")})
+    refused: dict[bool, list[tuple[int, Any]]] = {}
+    async with lanes(config) as (fast, general), httpx2.AsyncClient(timeout=DEADLINE) as http:
+        for lane in (fast, general):
+            session = await _opened(http, lane.url)
+            with anyio.fail_after(DEADLINE):
+                await _post(http, lane.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
+                before = await _called(http, lane.url, session, "up_process_id", {})
+                answers = [
+                    await _post_bytes(http, lane.url, _tools_call(index, "up_echo", '{"text":"\\ud800"}'), session)
+                    for index in range(3)
+                ]
+                after = await _called(http, lane.url, session, "up_process_id", {})
+                echoed = await _called(http, lane.url, session, "up_echo", {"text": "still one session"})
+            refused[lane is fast] = [(answer.status_code, answer.json()) for answer in answers]
+            assert after == before
+            assert echoed == "still one session"
+        assert (fast.server.relayed_calls, general.server.relayed_calls) == (3, 0)
+    assert refused[True] == refused[False]
+    [(status, error)] = set((status, json.dumps(body)) for status, body in refused[True])
+    assert status == 400
+    assert json.loads(error)["error"]["code"] == types.PARSE_ERROR
+    assert json.loads(error)["id"] is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _tools_call(9, "up_echo", '{"text":"utf-16"}').decode().encode("utf-16"),
+        _tools_call(9, "up_echo", '{"text":"utf-32"}').decode().encode("utf-32"),
+        b"\xef\xbb\xbf" + _tools_call(9, "up_echo", '{"text":"byte order mark"}'),
+        _tools_call(9, "up_echo", '{"text":NaN}'),
+        _tools_call(9, "up_echo", '{"text":-Infinity}'),
+        _tools_call(9, "up_echo", '{"text":1e400}'),
+    ],
+    ids=["utf-16", "utf-32", "utf-8 with a byte order mark", "NaN", "-Infinity", "a number past a double"],
+)
+async def test_a_body_that_is_not_strict_utf_8_json_is_a_parse_error_on_both_lanes(body: bytes, tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        async with lanes(config) as (fast, general), httpx2.AsyncClient(timeout=DEADLINE) as http:
+            answers: list[httpx2.Response] = []
+            for lane in (fast, general):
+                session = await _opened(http, lane.url)
+                with anyio.fail_after(DEADLINE):
+                    await _post(http, lane.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
+                    answers.append(await _post_bytes(http, lane.url, body, session))
+                    echoed = await _called(http, lane.url, session, "up_echo", {"text": "served on"})
+                assert echoed == "served on"
+            assert (fast.server.relayed_calls, general.server.relayed_calls) == (1, 0)
+    assert [answer.status_code for answer in answers] == [400, 400]
+    assert [answer.json()["error"]["code"] for answer in answers] == [types.PARSE_ERROR] * 2
+    assert answers[0].json() == answers[1].json()
+
+
+async def _next_message(lines: Any) -> dict[str, Any]:
+    """The next JSON-RPC message of an SSE stream's lines."""
+    async for line in lines:
+        if line.startswith("data: "):
+            return json.loads(line.removeprefix("data: "))
+    raise AssertionError("the stream ended without another message")
+
+
+@pytest.mark.parametrize("what", ["answer", "cancellation"])
+async def test_a_clients_answer_or_cancellation_from_a_foreign_host_is_refused_on_the_fast_lane(
+    what: str, tmp_path: Path
+) -> None:
+    """An answer to what the upstream asked mid-call, or a cancellation of a relayed call, is routed by the fast lane
+    and so gets the Host/Origin check the SDK applies to every POST (421 for a foreign Host, as the SDK answers)."""
+    marker = tmp_path / "cancelled.txt"
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url}})
+        async with lanes(config) as (fast, _general), httpx2.AsyncClient(timeout=DEADLINE) as http:
+            initialize = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "raw", "version": "1"},
+            }
+            opened = await _post(
+                http, fast.url, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize}, None
+            )
+            session = opened.headers["mcp-session-id"]
+            await _post(http, fast.url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+            await _post(http, fast.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
+            if what == "answer":
+                call = _tools_call(7, "up_ask_name", "{}")
+            else:
+                arguments = json.dumps({"marker": str(marker)})
+                call = _tools_call(7, "up_wait_forever", arguments).replace(
+                    b'"arguments"', b'"_meta":{"progressToken":"p"},"arguments"'
+                )
+            headers = HANDSHAKE_HEADERS | {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
+            with anyio.fail_after(DEADLINE):
+                async with http.stream("POST", f"{fast.url}/mcp", headers=headers, content=call) as stream:
+                    lines = stream.aiter_lines()
+                    asked = await _next_message(lines)
+                    if what == "answer":
+                        reply = {"action": "accept", "content": {"name": "Ada"}}
+                        message = {"jsonrpc": "2.0", "id": asked["id"], "result": reply}
+                    else:
+                        message = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+                    body = json.dumps(message).encode()
+                    foreign = await _post_bytes(http, fast.url, body, session, host="evil.example")
+                    own = await _post_bytes(http, fast.url, body, session)
+                    answered = await _next_message(lines)
+            assert fast.server.relayed_calls == 1
+    assert (foreign.status_code, own.status_code) == (421, 202)
+    if what == "answer":
+        assert answered["result"]["structuredContent"] == {"action": "accept", "name": "Ada"}
+    else:
+        assert answered["error"]["code"] == -32800

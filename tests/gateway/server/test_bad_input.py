@@ -102,3 +102,23 @@ async def test_a_malformed_line_on_stdio_is_dropped_and_the_next_request_is_answ
     (reply,) = replies
     assert reply["id"] == 1
     assert reply["result"]["serverInfo"]["name"] == "adk-mcp-gateway"
+
+
+@pytest.mark.parametrize("protocol_version", [None, "2025-11-25", "2026-07-28"])
+async def test_a_json_rpc_batch_is_an_invalid_request_said_plainly(protocol_version: str | None) -> None:
+    headers = dict(MCP_HEADERS)
+    if protocol_version is not None:
+        headers["MCP-Protocol-Version"] = protocol_version
+    batch = json.dumps([INITIALIZE, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}])
+    async with http_server() as base_url:
+        async with httpx2.AsyncClient() as http:
+            with anyio.fail_after(DEADLINE):
+                response = await http.post(f"{base_url}/mcp", content=batch, headers=headers)
+        async with connect("http", "legacy", base_url) as client:
+            await _still_serving(client)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["id"] is None
+    assert body["error"]["code"] == types.INVALID_REQUEST
+    assert "batch" in body["error"]["message"]
+    assert "validation" not in body["error"]["message"].lower()
