@@ -19,6 +19,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.client._stderr_relay import stderr_relay
+from gateway.client._write_check import CheckedWriteStream
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,
@@ -103,10 +104,11 @@ async def open_transport(
     """The transport `params` describe, with `headers` added (HTTP), yielding (read stream, write stream).
 
     `on_response` sees every HTTP response; `on_end` is called once the server's side of the connection ended;
-    `on_client` is told a streamable HTTP transport's `httpx2` client and endpoint.
+    `on_client` is told a streamable HTTP transport's `httpx2` client and endpoint. A message that cannot be
+    serialised fails alone rather than ending the transport (`CheckedWriteStream`).
     """
     async with _transport(params, headers, on_response, on_client) as (read_stream, write_stream):
-        yield WatchedReadStream(read_stream, on_end), write_stream
+        yield WatchedReadStream(read_stream, on_end), CheckedWriteStream(write_stream, params.describe())
 
 
 class CommandNotFoundError(FileNotFoundError):

@@ -63,3 +63,24 @@ async def test_an_upstreams_stderr_goes_to_the_log_line_by_line_under_its_name(
     assert [record.getMessage() for record in records] == ["[tiny] tiny: echo one", "[tiny] tiny: echo two"]
     assert {getattr(record, "upstream", None) for record in records} == {"tiny"}
     assert "tiny: echo" not in capfd.readouterr().err
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_call_whose_arguments_cannot_be_encoded_fails_alone_and_the_stdio_session_serves_on(mode: str) -> None:
+    """A lone surrogate has no UTF-8 form: the SDK's stdio writer raised on it and ended the session (and the
+    upstream process) that every call shared; only that call fails now, with an error naming the reason."""
+    before = child_pids()
+    with anyio.fail_after(DEADLINE):
+        async with McpToolset(connection_params=tiny_stdio(), mode=mode) as toolset:
+            (echo, _) = await toolset.get_tools()
+            first = await echo.run_async(args={"text": "first"}, tool_context=ToolContext())
+            children = child_pids() - before
+            refused = await echo.run_async(args={"text": "lone \ud800"}, tool_context=ToolContext())
+            after = await echo.run_async(args={"text": "after"}, tool_context=ToolContext())
+            still = child_pids() - before
+    assert len(children) == 1
+    assert still == children
+    assert (first, after) == ({"result": "first"}, {"result": "after"})
+    assert "cannot be sent" in refused["error"]
+    assert "surrogates not allowed" in refused["error"]

@@ -1,0 +1,81 @@
+"""`CheckedWriteStream`: an upstream transport's write side that hands on only messages it can serialise.
+
+The SDK's transports serialise a message in the task that writes to the connection (a stdio child's stdin, an
+HTTP POST); a message that cannot be serialised (a string with a lone surrogate, which UTF-8 cannot carry) raises
+there, ends the transport, and so ends an upstream session that other calls, or every client, may be using. Here
+each message is serialised as the stdio transport serialises it before it is handed on, so it fails alone:
+
+* a request fails its caller with `MCPError` -32602 (Invalid params) saying why, and nothing is sent;
+* an answer to what the upstream asked becomes an error answer (-32603), so the upstream's request still ends;
+* a notification is dropped, with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+from mcp import MCPError, types
+from mcp.shared.message import SessionMessage
+from pydantic_core import PydanticSerializationError
+
+__all__ = ["CheckedWriteStream"]
+
+logger = logging.getLogger(__name__)
+
+
+class _Sending(Protocol):
+    async def send(self, item: SessionMessage, /) -> None: ...
+    async def aclose(self) -> None: ...
+
+
+class CheckedWriteStream:
+    """A transport's write stream (`inner`) that refuses, message by message, what cannot be serialised.
+
+    Args:
+        inner: the transport's write stream.
+        upstream: the upstream's name for messages.
+    """
+
+    def __init__(self, inner: _Sending, upstream: str) -> None:
+        self._inner = inner
+        self._upstream = upstream
+
+    async def send(self, item: SessionMessage, /) -> None:
+        message = item.message
+        try:
+            # As the stdio transport's writer serialises it (the HTTP transports' serialisation fails on the same).
+            message.model_dump_json(by_alias=True, exclude_unset=True)
+        except PydanticSerializationError as exc:
+            replacement = self._refused(message, exc)
+            if replacement is None:
+                return
+            item = SessionMessage(replacement, metadata=item.metadata)
+        await self._inner.send(item)
+
+    def _refused(self, message: types.JSONRPCMessage, exc: PydanticSerializationError) -> types.JSONRPCMessage | None:
+        """What goes in place of `message`, which cannot be serialised (None: nothing); raises for a request."""
+        if isinstance(message, types.JSONRPCRequest):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"The {message.method} request cannot be sent to {self._upstream}: {exc}. Nothing was sent.",
+            )
+        if isinstance(message, types.JSONRPCNotification):
+            logger.warning("Dropped a %s notification to %s: %s", message.method, self._upstream, exc)
+            return None
+        logger.warning("The gateway's answer to request %r of %s cannot be sent: %s", message.id, self._upstream, exc)
+        error = types.ErrorData(code=types.INTERNAL_ERROR, message=f"The gateway's answer cannot be serialised: {exc}")
+        return types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> Any:
+        await self.aclose()
+        return None
