@@ -5,11 +5,17 @@ Origin with `403 Invalid Origin header`), which tells neither the client nor the
 another interface than loopback serves only the names `--allow-host` adds. `HostCheck` answers the same statuses
 with a message naming the host and the flag, and logs it for the operator. `guard` puts the check in front of an
 ASGI app, so the SDK's own check behind it (with the same settings) never answers first.
+
+The SDK matches an allowed `scheme://host:*` origin by prefix, so `http://127.0.0.1:8000@evil.example` (the origin
+of evil.example, were it one) or `http://127.0.0.1:8000.evil.example` passed as loopback. A browser sends an origin
+serialized as `scheme://host[:port]`, or `null` (RFC 6454 §6.1): `HostCheck` refuses any other `Origin` before the
+SDK's comparison, so what that compares is exactly a scheme, a host and a port.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -24,6 +30,11 @@ logger = logging.getLogger(__name__)
 
 _MISDIRECTED: Final = 421
 _FORBIDDEN: Final = 403
+_SERIALIZED_ORIGIN: Final = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://(?:[A-Za-z0-9._~%-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?"
+)
+"""`scheme "://" host [":" port]`: a host name or IPv4 address (letters, digits, `.`, `-`, `_`, `~`, `%`: no `@`,
+`/`, `:`, `?` or `#`), or an IP literal in brackets."""
 
 
 def _host_name(url: str) -> str:
@@ -35,11 +46,21 @@ def _host_name(url: str) -> str:
     return f"[{name}]" if ":" in name else name
 
 
+def _is_serialized(origin: str) -> bool:
+    """Whether `origin` is an origin as a browser serializes it (`null` included)."""
+    return origin == "null" or _SERIALIZED_ORIGIN.fullmatch(origin) is not None
+
+
 class HostCheck(TransportSecurityMiddleware):
     """DNS-rebinding protection (loopback plus the allowed hosts) whose refusals name `--allow-host`."""
 
     async def validate_request(self, request: Request, is_post: bool = False) -> Response | None:
         """None when the request may be served, else the refusal to send (400, 421 or 403)."""
+        origin = request.headers.get("origin")
+        if self.settings.enable_dns_rebinding_protection and origin is not None and not _is_serialized(origin):
+            logger.warning("Refused a request with the Origin header %r (403): it is not an origin", origin[:200])
+            message = f"Invalid Origin header: {origin[:200]!r} is not an origin (scheme://host[:port]).\n"
+            return PlainTextResponse(message, status_code=_FORBIDDEN)
         refusal = await super().validate_request(request, is_post)
         if refusal is None or refusal.status_code not in (_MISDIRECTED, _FORBIDDEN):
             return refusal

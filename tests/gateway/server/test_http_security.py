@@ -141,3 +141,17 @@ async def test_a_refused_host_or_origin_is_told_how_the_operator_can_allow_it(
         assert "--allow-host gw.example" in response.text
     assert "--allow-host app.example" in foreign_origin.text
     assert any("--allow-host gw.example" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+
+
+@pytest.mark.parametrize(
+    "suffix", ["@evil.example", ".evil.example", "/path", ":80", "#x", "\\@evil.example"], ids=repr
+)
+async def test_an_origin_that_only_begins_with_an_allowed_one_is_refused(suffix: str) -> None:
+    """Scheme, host and port are compared whole: `http://127.0.0.1:PORT@evil.example` is evil.example's origin."""
+    async with http_server() as base_url, httpx2.AsyncClient(base_url=base_url) as http:
+        origin = base_url + suffix
+        with anyio.fail_after(DEADLINE):
+            posted = await http.post("/mcp", content=json.dumps(INITIALIZE), headers={**MCP_HEADERS, "Origin": origin})
+            streamed = await http.get("/sse", headers={"Origin": origin})
+            health = await http.get("/healthz", headers={"Origin": origin})
+    assert (posted.status_code, streamed.status_code, health.status_code) == (403, 403, 403)
