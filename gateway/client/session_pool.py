@@ -1,11 +1,11 @@
 """`SessionPool`: the upstream sessions of one toolset — one per identity, opened on demand, backed off while failing.
 
-An identity is the `session_key`, the headers that `header_provider` give a context and whom the `credential`
-speaks for (all callers share one session when there is none of these). A session whose transport ended (a stdio
-child that exited, a closed SSE stream) is replaced before the next request; idempotent requests (`request`) are
-sent once more on a fresh session when the session turns out dead. A failed connection backs off: 0.5 s, 1 s,
-2 s ... 30 s, during which requests fail at once with the last error. A session with nothing in flight for
-`idle_timeout` seconds closes itself.
+An identity is the `session_key`, the headers that `header_provider` give a context, whom the `credential`
+speaks for and what the session declares for it (all callers share one session when there is none of these). A
+session whose transport ended (a stdio child that exited, a closed SSE stream) is replaced before the next
+request; idempotent requests (`request`) are sent once more on a fresh session when the session turns out dead. A
+failed connection backs off: 0.5 s, 1 s, 2 s ... 30 s, during which requests fail at once with the last error. A
+session with nothing in flight for `idle_timeout` seconds closes itself.
 
 Where the sessions' owner tasks live: in the task group of `async with pool` when the pool is entered (an
 `McpToolset` used as a context manager); otherwise in a `DetachedTaskGroup` started on first use, which `close()`
@@ -14,11 +14,8 @@ ends — as does the pool being garbage-collected, or the event loop shutting do
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
+import dataclasses
 import inspect
-import json
 import logging
 import secrets
 import time
@@ -34,12 +31,12 @@ from mcp import MCPError, types
 from gateway.client._detached import DetachedTaskGroup
 from gateway.client.connection import ConnectionParams, SseConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.credentials import Credential
-from gateway.client.session_slot import SessionSlot
+from gateway.client.session_slot import SessionSlot, identity_of, slot_key
 from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ReadonlyContext
 
-__all__ = ["HeaderProvider", "SessionCallbacks", "SessionPool"]
+__all__ = ["Declared", "HeaderProvider", "SessionCallbacks", "SessionPool"]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +45,8 @@ SessionCallbacks = Callable[[SessionSlot, ReadonlyContext | None], ClientCallbac
 """The callbacks a new session of a slot gets, given the context that opens it."""
 Mode = str | Callable[[ReadonlyContext | None], str]
 """A protocol era for every session, or a function choosing it for the context that opens a session."""
+Declared = Callable[[ReadonlyContext | None], types.ClientCapabilities | None]
+"""What a session opened for a context declares (None: what its callbacks can answer)."""
 _T = TypeVar("_T")
 
 _FIRST_BACKOFF: Final = 0.5
@@ -69,6 +68,8 @@ class SessionPool:
             opened again (an anonymous call's next round) is the same session to the upstream.
         idle_timeout: seconds without a request in flight after which a session closes itself (None: never).
         credential: how to authenticate to an HTTP upstream (its identity for a context keeps sessions apart).
+        declared: the capabilities a session opened for a context declares; contexts that declare differently
+            never share a session (None: every session declares what its callbacks can answer).
     """
 
     def __init__(
@@ -82,8 +83,10 @@ class SessionPool:
         session_meta_key: str | None = None,
         idle_timeout: float | None = None,
         credential: Credential | None = None,
+        declared: Declared | None = None,
     ) -> None:
         self.params = params
+        self.declared: Declared = declared or (lambda _context: None)
         self.credential = credential
         self.mode = mode
         self.header_provider = header_provider
@@ -200,7 +203,7 @@ class SessionPool:
         headers = await self._headers(context)
         identity = self._session_identity(context)
         speaks_for = self.credential.identity(context) if self.credential is not None else ""
-        return _slot_key(identity, headers, speaks_for), identity, headers
+        return slot_key(identity, headers, speaks_for, self.declared(context)), identity, headers
 
     def _session_identity(self, context: ReadonlyContext | None) -> str:
         return self.session_key(context) if self.session_key is not None and context is not None else ""
@@ -210,7 +213,7 @@ class SessionPool:
         credential to tell. The same list object while the listing it holds is current."""
         if self.credential is not None or (self.header_provider is not None and context is not None):
             return None
-        return self._cached_in(_slot_key(self._session_identity(context), None, ""))
+        return self._cached_in(slot_key(self._session_identity(context), None, "", self.declared(context)))
 
     def _cached_in(self, key: str) -> list[types.Tool] | None:
         slot = self._slots.get(key)
@@ -245,8 +248,7 @@ class SessionPool:
         slot = self._slots.get(key)
         if slot is None:
             self._forget_ended_slots()
-            derived = hmac.new(self._slot_secret, key.encode(), hashlib.sha256).digest()
-            slot = self._slots[key] = SessionSlot(base64.urlsafe_b64encode(derived).decode().rstrip("="))
+            slot = self._slots[key] = SessionSlot.derived(self._slot_secret, key)
         async with slot.lock:
             if slot.session is None or not slot.session.alive:
                 stale, slot.session, slot.tools = slot.session, None, None
@@ -258,11 +260,14 @@ class SessionPool:
                 if wait > 0 and self._last_error is not None:
                     raise UpstreamUnavailableError(f"{self._last_error} (next attempt in {wait:.1f} s)")
                 owners = await self._owners()
+                callbacks = self._callbacks(slot, context)
+                if (declared := self.declared(context)) is not None:
+                    callbacks = dataclasses.replace(callbacks, declared=declared)
                 try:
                     session = await open_upstream(
                         owners,
                         params,
-                        self._callbacks(slot, context),
+                        callbacks,
                         headers=headers,
                         mode=self.mode(context) if callable(self.mode) else self.mode,
                         idle_timeout=self.idle_timeout,
@@ -305,11 +310,13 @@ class SessionPool:
         if self.session_key is None and self.header_provider is None and self.credential is None:
             return
         key, _, _ = await self._identity(context)
-        slot = self._slots.pop(key, None)
-        if slot is not None:
+        # Every slot of the identity, whatever its sessions declared (a modern client may declare anew each request).
+        whose = identity_of(key)
+        for other in [other for other in self._slots if identity_of(other) == whose]:
+            slot = self._slots.pop(other)
             self._lost.discard(slot)
-        if slot is not None and slot.session is not None:
-            await slot.session.aclose()
+            if slot.session is not None:
+                await slot.session.aclose()
 
     async def discard(self, slot: SessionSlot, session: UpstreamSession) -> None:
         """Drop a session found dead, so the slot's next request opens a fresh one."""
@@ -388,8 +395,3 @@ class SessionPool:
 def _lost(session: UpstreamSession) -> bool:
     """Whether a session ended because the upstream went away (not closed by us, nor for idleness)."""
     return session.transport_ended or session.expired or session.error is not None
-
-
-def _slot_key(identity: str, headers: dict[str, str] | None, speaks_for: str) -> str:
-    """The key of a context's slot: its session key, the headers its header provider gave and whom it speaks for."""
-    return json.dumps([identity, headers or {}, speaks_for], sort_keys=True)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import secrets
+from typing import cast
 
 import anyio
 from mcp import types
@@ -10,7 +15,7 @@ from mcp import types
 from gateway.client.upstream import UpstreamSession
 from gateway.tools import ToolContext
 
-__all__ = ["SessionSlot"]
+__all__ = ["SessionSlot", "identity_of", "slot_key"]
 
 
 class SessionSlot:
@@ -26,6 +31,12 @@ class SessionSlot:
         """The calls in flight on this session, newest last: where forwarded upstream requests go."""
         self.session_key = session_key or secrets.token_urlsafe(32)
         """The key a sessionless upstream knows this slot's session by (a bearer secret; see `session_meta_key`)."""
+
+    @classmethod
+    def derived(cls, secret: bytes, key: str) -> SessionSlot:
+        """The slot of `key`, its session key derived from `key` with `secret` (so it outlives the slot)."""
+        derived = hmac.new(secret, key.encode(), hashlib.sha256).digest()
+        return cls(base64.urlsafe_b64encode(derived).decode().rstrip("="))
 
     def cached_tools(self, session: UpstreamSession) -> list[types.Tool] | None:
         """The cached listing, while no change was announced since (or, unwatched, while its TTL lasts)."""
@@ -56,3 +67,17 @@ class SessionSlot:
             self.tools_generation = generation
             self.tools_expire_at = anyio.current_time() + (ttl_ms or 0) / 1000
         return tools
+
+
+def slot_key(
+    identity: str, headers: dict[str, str] | None, speaks_for: str, declared: types.ClientCapabilities | None
+) -> str:
+    """The key of a context's slot: its session key, the headers its header provider gave, whom it speaks for and
+    what its session declares."""
+    capabilities = None if declared is None else declared.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return json.dumps([identity, headers or {}, speaks_for, capabilities], sort_keys=True)
+
+
+def identity_of(key: str) -> list[object]:
+    """A slot key without what its session declares."""
+    return cast("list[object]", json.loads(key))[:3]

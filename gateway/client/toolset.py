@@ -43,7 +43,7 @@ from gateway.client.credentials.sign_in_gate import SignInGate
 from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
-from gateway.client.session_pool import HeaderProvider, Mode, SessionPool
+from gateway.client.session_pool import Declared, HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.tool_search import SearchTools
 from gateway.client.tool_selection import ToolSelection, context_free
@@ -91,6 +91,8 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             `require_confirmation`), e.g. from its `destructiveHint`.
         forward_client_requests: send the upstream's elicitation, sampling and log messages to the client of
             the call in flight (through its `ToolContext`) instead of to the callbacks.
+        declared_capabilities: what a new upstream session declares for the context that opens it (contexts that
+            declare differently get separate sessions); None, or no function: what the callbacks can answer.
         session_meta_key: a `_meta` key under which every request to a sessionless (2026-07-28) upstream carries
             a key made at random for each upstream session, so that the upstream keeps one session across calls
             and tells sessions apart (adk-mcp-gateway servers read `adk-mcp-gateway/session`, the default; None
@@ -139,6 +141,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
         credential_key: str | None = None,
         use_mcp_resources: bool | None = False,
         tool_search: bool = False,
+        declared_capabilities: Declared | None = None,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -184,6 +187,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             session_meta_key=session_meta_key,
             idle_timeout=session_idle_timeout,
             credential=credential,
+            declared=declared_capabilities,
         )
 
     @property

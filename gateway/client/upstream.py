@@ -26,6 +26,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from gateway.client._declared_client import DeclaringClient
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
 from gateway.client.direct_post import DirectPost, IncomingHandlers
 from gateway.client.relayed_round import stamp_declared
@@ -68,6 +69,8 @@ class ClientCallbacks:
     logging: Any | None = None
     list_roots: Any | None = None
     notification: NotificationCallback | None = None
+    declared: types.ClientCapabilities | None = None
+    """Exactly what the session declares (None: what the callbacks given can answer, as the SDK derives it)."""
 
     async def notify(self, notification: types.ServerNotification) -> None:
         """Hand a change notification on; a failing or slow receiver never stalls the session's reader."""
@@ -259,7 +262,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
     transport = open_transport(
         params, headers, on_response=session.observe, on_end=session.end_of_transport, on_client=session.bind_http
     )
-    client = Client(
+    client = DeclaringClient(
         transport,
         mode="auto" if pinned else mode,  # type: ignore[arg-type]
         read_timeout_seconds=params.call_timeout,
@@ -271,6 +274,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
         log_level="debug" if callbacks.logging else None,
         cache=None,
     )
+    client.declared = callbacks.declared
     published = False
     try:
         async with client, anyio.create_task_group() as watchers:

@@ -8,6 +8,14 @@
   (the gateway already turns a push question into an `InputRequiredResult` round for a 2026-07-28 client), and
   2026-07-28 only with an upstream that offers nothing else.
 * `protocolVersion` in an upstream's config overrides both.
+
+What an upstream session declares follows the same split. An `isolated` session declares what its downstream
+client declared — in the handshake era in `initialize`, in 2026-07-28 in the request's `_meta` (a session opened
+for a client that declares differently later is not reused) — as far as the gateway relays it: elicitation (form
+and URL modes as declared), sampling (without `tools` or `context`, which the gateway does not relay) and roots.
+So the upstream offers a client the tools that client can use, and asks it only what it can answer. A `shared`
+session serves every client at once; it declares what its callbacks can relay (elicitation in both modes,
+sampling, roots), and a question reaches the client of the call that caused it, which answers or declines.
 """
 
 from __future__ import annotations
@@ -15,15 +23,16 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Final
 
+from mcp import types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.upstream import HANDSHAKE_FIRST
 from gateway.tools import ReadonlyContext
 
-__all__ = ["DownstreamEras", "mode_for_version"]
+__all__ = ["DownstreamEras", "mode_for_version", "relayable"]
 
 _KEPT: Final = 10_000
-"""Downstream sessions whose era is remembered (the newest first to stay)."""
+"""Downstream sessions whose era and capabilities are remembered (the newest first to stay)."""
 
 
 def mode_for_version(version: str) -> str:
@@ -35,23 +44,35 @@ def mode_for_version(version: str) -> str:
 
 
 class DownstreamEras:
-    """The protocol version each downstream session speaks, by owner (`principal/session key`)."""
+    """The protocol version each downstream session speaks and what its client declared, by owner
+    (`principal/session key`)."""
 
     def __init__(self) -> None:
         self._versions: OrderedDict[str, str] = OrderedDict()
+        self._declared: OrderedDict[str, types.ClientCapabilities] = OrderedDict()
 
-    def seen(self, owner: str, version: str | None) -> None:
-        """A request of session `owner` arrived, speaking `version`."""
+    def seen(self, owner: str, version: str | None, declared: types.ClientCapabilities | None = None) -> None:
+        """A request of session `owner` arrived, speaking `version`, its client declaring `declared`."""
         if version is None:
             return
         self._versions[owner] = version
         self._versions.move_to_end(owner)
+        self._declared[owner] = relayable(declared)
+        self._declared.move_to_end(owner)
         if len(self._versions) > _KEPT:
             self._versions.popitem(last=False)
+            self._declared.popitem(last=False)
 
     def forget(self, owner: str) -> None:
         """Session `owner` ended."""
         self._versions.pop(owner, None)
+        self._declared.pop(owner, None)
+
+    def declared_for(self, context: ReadonlyContext | None) -> types.ClientCapabilities:
+        """What an isolated upstream session serving the downstream session of `context` declares (nothing for a
+        session not seen)."""
+        declared = self._declared.get(f"{context.user_id}/{context.session_id}") if context is not None else None
+        return declared if declared is not None else types.ClientCapabilities()
 
     def mode_for(self, context: ReadonlyContext | None) -> str:
         """The mode of an isolated upstream session serving the downstream session of `context`."""
@@ -59,3 +80,14 @@ class DownstreamEras:
         if version is None or version in MODERN_PROTOCOL_VERSIONS:
             return "auto"
         return HANDSHAKE_FIRST
+
+
+def relayable(declared: types.ClientCapabilities | None) -> types.ClientCapabilities:
+    """What of a client's capabilities an upstream session may declare in its place: what the gateway relays."""
+    if declared is None:
+        return types.ClientCapabilities()
+    return types.ClientCapabilities(
+        elicitation=declared.elicitation,
+        sampling=types.SamplingCapability() if declared.sampling is not None else None,
+        roots=declared.roots,
+    )

@@ -89,7 +89,7 @@ class Hub:
 
     def track(self, ctx: ServerRequestContext[Any, Any], owner: str) -> None:
         """Remember the session's era and its channel (so that upstream notifications can reach it)."""
-        self.eras.seen(owner, ctx.protocol_version)
+        self.eras.seen(owner, ctx.protocol_version, ctx.session.client_capabilities)
         if self.passthrough or self.reloader is not None:
             self.relay.track(ctx, owner)
 

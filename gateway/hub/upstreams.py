@@ -80,6 +80,7 @@ class UpstreamToolset(McpToolset):
             list_timeout=config.list_timeout,
             mode=self._mode,
             credential=credential,
+            declared_capabilities=self._declared if config.session_policy == "isolated" else None,
         )
         self.key = key
         self.protocol_version = config.protocol_version
@@ -99,6 +100,11 @@ class UpstreamToolset(McpToolset):
         if self.session_policy == "shared":
             return HANDSHAKE_FIRST
         return self.eras.mode_for(context) if self.eras is not None else "auto"
+
+    def _declared(self, context: ReadonlyContext | None) -> types.ClientCapabilities | None:
+        """What a new isolated upstream session declares (`gateway.hub.era`): what its downstream client declared
+        (None, what the callbacks relay, while no `Hub` serves this toolset)."""
+        return self.eras.declared_for(context) if self.eras is not None else None
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """`McpToolset.get_tools`, its connection errors naming this upstream's config key, without the tools
