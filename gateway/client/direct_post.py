@@ -30,6 +30,8 @@ import httpx2
 from mcp import MCPError, types
 from pydantic import ValidationError
 
+from gateway._strict_json import parse_strict_json
+
 __all__ = ["DirectPost", "IncomingHandlers"]
 
 logger = logging.getLogger(__name__)
@@ -251,7 +253,7 @@ class _Exchange:
         """The error an HTTP error status stands for: the JSON-RPC error in its body, else the SDK's stand-in."""
         if response.headers.get("content-type", "").lower().startswith(_JSON):
             try:
-                parsed = json.loads(await response.aread())
+                parsed = parse_strict_json(await response.aread())
                 return MCPError.from_error_data(types.ErrorData.model_validate(parsed["error"]))
             except (ValueError, KeyError, TypeError, ValidationError, httpx2.StreamError):
                 pass
@@ -341,9 +343,10 @@ class _Exchange:
 
 
 def _parsed(data: str | bytes, what: str) -> Any:
-    """A message's JSON; a parse error is the call's error, worded as the SDK's client words it."""
+    """A message's JSON, read as the gateway reads all JSON-RPC text (`gateway._strict_json`); a parse error is the
+    call's error, worded as the SDK's client words it."""
     try:
-        return json.loads(data)
+        return parse_strict_json(data)
     except ValueError as exc:
         raise MCPError(code=types.PARSE_ERROR, message=f"Failed to parse {what}: {exc}") from exc
 

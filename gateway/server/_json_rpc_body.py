@@ -1,13 +1,9 @@
 """`parse_message`: the one reading of a POSTed JSON-RPC body, for the fast lane and the general path alike.
 
-JSON-RPC over HTTP is UTF-8 JSON (RFC 8259 §8.1), and the gateway must be able to send on whatever it accepts.
-Python's `json` reads more than that: UTF-16 and UTF-32 bodies, `NaN` and `Infinity`, and an escaped lone surrogate
-(`"\\ud800"`) as a `str` no UTF-8 writer can encode (a stdio upstream's writer failed on one and so ended an
-upstream session every client shared). pydantic's parser, the SDK's, refuses all of these but `NaN` and
-`Infinity`, and it reads a number past a double's range as infinity; each of those would reach an upstream as
-`null`. So a body is read here with pydantic's parser, without `NaN` and `Infinity`, and a number past a double's
-range is refused too: -32700 Parse error. A body that is JSON but not one JSON-RPC message — a batch (an array; MCP
-dropped batches in 2025-06-18) or a scalar — is -32600 Invalid Request.
+The body is read as the gateway reads all JSON-RPC text (`gateway._strict_json`: UTF-8 only, no `NaN` or
+`Infinity`, no lone surrogate, no number past a double's range); what is not such JSON is -32700 Parse error. A
+body that is JSON but not one JSON-RPC message — a batch (an array; MCP dropped batches in 2025-06-18) or a
+scalar — is -32600 Invalid Request.
 
 `MalformedIdGuard` (`gateway.server._request_ids`) reads every POST body of `/mcp` and `/messages/` with it, answers
 what it refuses, and leaves the message in the request's scope (`parsed_message`) so the fast lane parses nothing
@@ -16,20 +12,16 @@ again.
 
 from __future__ import annotations
 
-import math
-import re
 from typing import Any, Final, cast
 
-import pydantic_core
 from mcp import types
 from starlette.types import Scope
+
+from gateway._strict_json import parse_strict_json
 
 __all__ = ["InvalidBodyError", "parse_message", "parsed_message", "remember_message"]
 
 _SCOPE_KEY: Final = "adk_mcp_gateway.message"
-_HUGE_NUMBER: Final = re.compile(rb"[eE]\+?0*[1-9]\d{2}|\d{300}")
-"""What a number past a double's range (about 1.8e308) must contain: an exponent of 100 or more, or 300 digits.
-Only a body that has one is searched for infinities (most bodies have none, and the search is a walk)."""
 
 
 class InvalidBodyError(ValueError):
@@ -53,13 +45,9 @@ def parse_message(body: bytes) -> dict[str, Any]:
         InvalidBodyError: -32700 for a body that is not such JSON, -32600 for a batch or a value that is no object.
     """
     try:
-        message: Any = pydantic_core.from_json(body, allow_inf_nan=False)
+        message: Any = parse_strict_json(body)
     except ValueError as exc:
         raise InvalidBodyError(types.PARSE_ERROR, f"Parse error: {exc}") from None
-    if _HUGE_NUMBER.search(body) is not None and _holds_infinity(message):
-        raise InvalidBodyError(
-            types.PARSE_ERROR, "Parse error: a number is past the range of a double (JSON-RPC carries finite numbers)"
-        )
     if isinstance(message, list):
         raise InvalidBodyError(
             types.INVALID_REQUEST,
@@ -70,16 +58,6 @@ def parse_message(body: bytes) -> dict[str, Any]:
             types.INVALID_REQUEST, "Invalid Request: the body must be a JSON-RPC message (an object)."
         )
     return cast("dict[str, Any]", message)
-
-
-def _holds_infinity(value: object) -> bool:
-    if isinstance(value, float):
-        return math.isinf(value)
-    if isinstance(value, dict):
-        return any(_holds_infinity(item) for item in cast("dict[str, Any]", value).values())
-    if isinstance(value, list):
-        return any(_holds_infinity(item) for item in cast("list[Any]", value))
-    return False
 
 
 def remember_message(scope: Scope, message: dict[str, Any]) -> None:

@@ -457,8 +457,9 @@ async def test_an_upstream_that_forgot_the_session_gives_the_general_paths_error
     assert "no longer knows this session" in texts[0]
 
 
-def _broken_upstream() -> Starlette:
-    """A streamable HTTP upstream whose `tools/call` answer is not JSON (it speaks just enough MCP to be listed)."""
+def _broken_upstream(answer: str = "{not json, id {id}") -> Starlette:
+    """A streamable HTTP upstream whose `tools/call` answer is `answer` (`{id}` the request's id), by default not JSON
+    (it speaks just enough MCP to be listed)."""
     tool = {"name": "garbled", "inputSchema": {"type": "object"}}
 
     async def mcp(request: Request) -> Response:
@@ -477,7 +478,7 @@ def _broken_upstream() -> Starlette:
         elif method == "tools/list":
             result = {"tools": [tool]}
         elif method == "tools/call":
-            body = f"event: message\r\ndata: {{not json, id {json.dumps(request_id)}\r\n\r\n"
+            body = f"event: message\r\ndata: {answer.replace('{id}', json.dumps(request_id))}\r\n\r\n"
             return Response(body, media_type="text/event-stream", headers=headers)
         else:
             error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}}
@@ -487,11 +488,19 @@ def _broken_upstream() -> Starlette:
     return Starlette(routes=[Route("/mcp", mcp, methods=["POST"])])
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "{not json, id {id}",
+        '{"jsonrpc":"2.0","id":{id},"result":{"content":[{"type":"text","text":"lone \\ud800"}]}}',
+    ],
+    ids=["not JSON", "a lone surrogate"],
+)
 async def test_an_upstream_answering_garbage_gives_a_parse_error_on_both_lanes_and_the_session_serves_on(
-    tmp_path: Path,
+    answer: str, tmp_path: Path
 ) -> None:
     outcomes: list[str] = []
-    async with serving_asgi(_broken_upstream()) as url:
+    async with serving_asgi(_broken_upstream(answer)) as url:
         config = write_config(tmp_path, {"up": {"url": f"{url}/mcp", "protocolVersion": "2025-11-25"}})
         async with lanes(config) as (fast, general):
             for lane in (fast, general):

@@ -1,0 +1,49 @@
+"""`parse_strict_json`: the gateway's one reading of JSON-RPC text, from a client or from an upstream.
+
+JSON-RPC's JSON is UTF-8 (RFC 8259 §8.1), and the gateway must be able to send on whatever it reads. Python's `json`
+reads more than that: UTF-16 and UTF-32 bytes, `NaN` and `Infinity`, and an escaped lone surrogate (`"\\ud800"`) as
+a `str` that no UTF-8 writer can encode (a stdio upstream's writer failed on one and so ended an upstream session
+every client shared). pydantic's parser, the SDK's, refuses all of these but `NaN` and `Infinity`, and it reads a
+number past a double's range as infinity; each of those would be sent on as `null`. So text is read here with
+pydantic's parser, without `NaN` and `Infinity`, and a number past a double's range is refused too.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Final, cast
+
+import pydantic_core
+
+__all__ = ["parse_strict_json"]
+
+_HUGE_NUMBER: Final = r"[eE]\+?0*[1-9]\d{2}|\d{300}"
+"""What a number past a double's range (about 1.8e308) must contain: an exponent of 100 or more, or 300 digits.
+Only text that has one is searched for infinities (most has none, and the search is a walk)."""
+_HUGE_IN_TEXT: Final = re.compile(_HUGE_NUMBER)
+_HUGE_IN_BYTES: Final = re.compile(_HUGE_NUMBER.encode())
+
+
+def parse_strict_json(data: bytes | str) -> Any:
+    """The JSON value of `data`: UTF-8, no `NaN` or `Infinity`, no lone surrogate, every number a finite double or
+    an integer.
+
+    Raises:
+        ValueError: `data` is not such JSON (the message says where or what).
+    """
+    value: Any = pydantic_core.from_json(data, allow_inf_nan=False)
+    huge = _HUGE_IN_TEXT.search(data) if isinstance(data, str) else _HUGE_IN_BYTES.search(data)
+    if huge is not None and _holds_infinity(value):
+        raise ValueError("a number is past the range of a double (JSON-RPC carries finite numbers)")
+    return value
+
+
+def _holds_infinity(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isinf(value)
+    if isinstance(value, dict):
+        return any(_holds_infinity(item) for item in cast("dict[str, Any]", value).values())
+    if isinstance(value, list):
+        return any(_holds_infinity(item) for item in cast("list[Any]", value))
+    return False
