@@ -12,8 +12,8 @@ with `inputResponses` and the `requestState` it was given. The SDK's `RequestSta
 * the held upstream call the rounds continue, if any (`gateway.hub.held_calls`);
 * for a call relayed to a modern upstream round by round (`gateway.hub.hub`), that it is one, and the upstream's
   own `requestState` (sealed again here, so the client sees only the gateway's);
-* a random id for the round, which this process accepts once (`SpentRounds`): a round answered once cannot be
-  sent again to run the confirmed call a second time.
+* a random id for the round, accepted once by every process on the state store (`gateway.server.spent_rounds`):
+  a round answered once cannot be sent again to run the confirmed call a second time.
 
 `inputResponses` sent unasked (on a first round, under another key) are ignored: nothing a client sends before it is
 asked can stand in for the user's answer.
@@ -24,8 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
@@ -34,7 +32,7 @@ from mcp import MCPError, types
 
 from gateway.server.identity import CallIdentity
 
-__all__ = ["RoundState", "SpentRounds", "question_digest"]
+__all__ = ["RoundState", "question_digest"]
 
 _VERSION: Final = 2
 
@@ -139,34 +137,3 @@ class RoundState:
             if digest is not None:
                 accepted[key] = (digest, response.model_dump(by_alias=True, mode="json", exclude_none=True))
         return accepted
-
-
-class SpentRounds:
-    """The rounds this process has already received, each remembered while its `requestState` is still valid.
-
-    Several processes sharing the request-state keys do not share this memory: a round could then be replayed once
-    per process within the state's lifetime.
-    """
-
-    def __init__(self, ttl: float) -> None:
-        self._ttl = ttl
-        self._expiry: OrderedDict[str, float] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._expiry)
-
-    def spend(self, round_id: str) -> None:
-        """Accept a round once.
-
-        Raises:
-            MCPError: -32602, the round was already received (a replayed `requestState`).
-        """
-        now = time.monotonic()
-        while self._expiry and next(iter(self._expiry.values())) <= now:
-            self._expiry.popitem(last=False)
-        if round_id in self._expiry:
-            raise MCPError(
-                code=types.INVALID_PARAMS,
-                message="This requestState was already answered once; call the tool again to be asked again.",
-            )
-        self._expiry[round_id] = now + self._ttl

@@ -25,9 +25,10 @@ from gateway.server.extension import PendingCall, RelayedTool, ServerExtension
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import note_session, note_tool
 from gateway.server.policy import Policy
-from gateway.server.round_state import RoundState, SpentRounds
+from gateway.server.round_state import RoundState
 from gateway.server.session_records import SessionRecords
 from gateway.server.session_registry import SessionRegistry
+from gateway.server.spent_rounds import SpentRounds
 from gateway.server.state_attempts import StateAttempts
 from gateway.server.tool_call import Invoke, ToolCall, error_result, schema_errors
 from gateway.server.tool_listing import ToolListing
@@ -166,7 +167,7 @@ class ToolCalls:
         identity = identify(ctx, call=True, carried=None if earlier.session is None else earlier.session.session_key)
         earlier.check_session(identity)
         if earlier.round_id is not None:
-            self._spent_rounds.spend(earlier.round_id)
+            await self._spent_rounds.spend(earlier.round_id)
         self._track(ctx, identity)
         readonly, loaded = await self._readonly_context(identity)
         try:

@@ -28,9 +28,9 @@ from gateway.server.observation import RequestObservation
 from gateway.server.policy import Policy
 from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
-from gateway.server.round_state import SpentRounds
 from gateway.server.session_records import SessionRecords
 from gateway.server.session_registry import SessionRegistry
+from gateway.server.spent_rounds import SpentRounds
 from gateway.server.state_attempts import StateAttempts
 from gateway.server.tool_call import CONFIRM_FIELD
 from gateway.server.tool_calls import ToolCalls
@@ -156,7 +156,7 @@ class ToolServer(ToolCalls):
             else RequestStateSecurity.ephemeral()
         )
         self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
-        self._spent_rounds = SpentRounds(security.ttl)
+        self._spent_rounds = SpentRounds(self.state_store, app_name=name, ttl=security.ttl)
         self.server.middleware.append(self._sessions.end_call_sessions)
         self.policy = policy
         self._searching = False

@@ -157,3 +157,27 @@ async def test_an_answered_round_cannot_be_replayed_to_run_the_tool_again(marker
     assert refused.value.error.code == types.INVALID_PARAMS
     assert "already" in refused.value.error.message
     assert not await marker.exists()
+
+
+async def test_one_answered_round_sent_several_times_at_once_runs_the_tool_once(marker: anyio.Path) -> None:
+    arguments = _arguments("remove_item", marker)
+    outcomes: list[types.CallToolResult | types.ErrorData] = []
+    async with http_server() as base_url, _modern(base_url) as client:
+        asked = await _first_round(client, "remove_item", arguments)
+        (key,) = asked.input_requests
+        answered: dict[str, Any] = {"input_responses": {key: ACCEPT}, "request_state": asked.request_state}
+
+        async def send() -> None:
+            try:
+                outcomes.append(await client.session.call_tool("remove_item", arguments, **answered))
+            except MCPError as refused:
+                outcomes.append(refused.error)
+
+        with anyio.fail_after(DEADLINE):
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(send)
+    ran = [outcome for outcome in outcomes if isinstance(outcome, types.CallToolResult)]
+    refused = [outcome for outcome in outcomes if isinstance(outcome, types.ErrorData)]
+    assert len(ran) == 1, outcomes
+    assert [(error.code, "already" in error.message) for error in refused] == [(types.INVALID_PARAMS, True)] * 3

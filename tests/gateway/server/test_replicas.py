@@ -32,7 +32,7 @@ import anyio.abc
 import httpcore2
 import httpx2
 import pytest
-from mcp import MCPError, types
+from mcp import Client, MCPError, types
 from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, ROOT, TOOLS_REF, connect, http_server, wait_until_healthy
 
@@ -54,11 +54,12 @@ class Replica:
 
 
 @asynccontextmanager
-async def replica(redis_url: str, app: str, log: Path) -> AsyncIterator[Replica]:
-    """`adk-mcp-gateway serve` over HTTP on Redis as a child process, until the block ends (or it is killed)."""
+async def replica(state: str, app: str, log: Path) -> AsyncIterator[Replica]:
+    """`adk-mcp-gateway serve` over HTTP on `state` (Redis, or a SQLite file) as a child process, until the block
+    ends (or it is killed)."""
     port = free_port()
     command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
-    command += ["--port", str(port), "--state", redis_url, "--name", app]
+    command += ["--port", str(port), "--state", state, "--name", app]
     env = {**os.environ, "ADK_MCP_GATEWAY_SEALING_KEY": SEALING_KEY}
     with log.open("wb") as stderr:
         process = await anyio.open_process(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
@@ -139,6 +140,104 @@ async def test_a_modern_calls_input_round_sealed_by_one_replica_is_answered_thro
             )
     assert isinstance(result, types.CallToolResult)
     assert result.structured_content == {"action": "accept", "name": "Ada"}
+
+
+async def _confirm(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    """A client that can be asked (its answers are sent by hand here, as rounds)."""
+    del context, params
+    return types.ElicitResult(action="accept", content={"confirm": True})
+
+
+async def _asked_to_remove(client: Client, marker: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The arguments of a `remove_item` call and its answered second round (confirmed), ready to send."""
+    arguments = {"item": "photos", "marker": str(marker)}
+    with anyio.fail_after(DEADLINE):
+        asked = await client.session.call_tool("remove_item", arguments, allow_input_required=True)
+    assert isinstance(asked, types.InputRequiredResult)
+    assert asked.input_requests is not None
+    (key,) = asked.input_requests
+    confirmed = types.ElicitResult(action="accept", content={"confirm": True})
+    return arguments, {"input_responses": {key: confirmed}, "request_state": asked.request_state}
+
+
+async def _answer(
+    client: Client, arguments: dict[str, Any], answered: dict[str, Any]
+) -> types.CallToolResult | types.ErrorData:
+    """The result of sending an answered round, or the error refusing it."""
+    try:
+        with anyio.fail_after(DEADLINE):
+            result = await client.session.call_tool("remove_item", arguments, **answered)
+    except MCPError as refused:
+        return refused.error
+    assert isinstance(result, types.CallToolResult)
+    return result
+
+
+def _refused_as_replayed(outcome: types.CallToolResult | types.ErrorData) -> bool:
+    return (
+        isinstance(outcome, types.ErrorData) and outcome.code == types.INVALID_PARAMS and "already" in outcome.message
+    )
+
+
+async def test_a_confirmed_round_answered_through_one_replica_is_refused_by_the_other(
+    redis_url: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "removed"
+    async with (
+        replicas(redis_url, tmp_path) as (a, b),
+        connect("http", "modern", a.url, elicitation_callback=_confirm) as on_a,
+        connect("http", "modern", b.url, elicitation_callback=_confirm) as on_b,
+    ):
+        arguments, answered = await _asked_to_remove(on_a, marker)
+        first = await _answer(on_a, arguments, answered)
+        assert isinstance(first, types.CallToolResult)
+        assert first.structured_content == {"removed": "photos", "confirmed": True}
+        marker.unlink()
+        replayed = await _answer(on_b, arguments, answered)
+    assert _refused_as_replayed(replayed), replayed
+    assert not marker.exists()
+
+
+async def test_one_confirmed_round_sent_to_two_replicas_at_once_runs_the_tool_once(
+    redis_url: str, tmp_path: Path
+) -> None:
+    outcomes: list[types.CallToolResult | types.ErrorData] = []
+    async with (
+        replicas(redis_url, tmp_path) as (a, b),
+        connect("http", "modern", a.url, elicitation_callback=_confirm) as on_a,
+        connect("http", "modern", b.url, elicitation_callback=_confirm) as on_b,
+    ):
+        arguments, answered = await _asked_to_remove(on_a, tmp_path / "removed")
+
+        async def send(client: Client) -> None:
+            outcomes.append(await _answer(client, arguments, answered))
+
+        async with anyio.create_task_group() as tg:
+            for client in (on_a, on_b, on_a, on_b):
+                tg.start_soon(send, client)
+    ran = [outcome for outcome in outcomes if isinstance(outcome, types.CallToolResult)]
+    assert len(ran) == 1, outcomes
+    assert ran[0].structured_content == {"removed": "photos", "confirmed": True}
+    assert sum(map(_refused_as_replayed, outcomes)) == 3, outcomes
+
+
+async def test_a_confirmed_round_is_refused_by_the_same_replica_after_a_restart_on_sqlite(tmp_path: Path) -> None:
+    state, marker = str(tmp_path / "state.db"), tmp_path / "removed"
+    async with (
+        replica(state, "restarted", tmp_path / "before.log") as before,
+        connect("http", "modern", before.url, elicitation_callback=_confirm) as c,
+    ):
+        arguments, answered = await _asked_to_remove(c, marker)
+        first = await _answer(c, arguments, answered)
+    assert isinstance(first, types.CallToolResult)
+    marker.unlink()
+    async with (
+        replica(state, "restarted", tmp_path / "after.log") as after,
+        connect("http", "modern", after.url, elicitation_callback=_confirm) as c,
+    ):
+        replayed = await _answer(c, arguments, answered)
+    assert _refused_as_replayed(replayed), replayed
+    assert not marker.exists()
 
 
 WRITERS = 4
