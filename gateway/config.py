@@ -180,6 +180,9 @@ class GatewayConfig(BaseModel):
     """`pinTools` for every upstream that does not set its own."""
     tool_search: ToolSearchConfig | None = None
     """Offer `search_tools` and `call_tool` instead of a large catalog (`gateway.server.tool_search`)."""
+    max_listen_streams_per_client: int | None = Field(default=None, ge=1)
+    """Open `subscriptions/listen` streams one principal (one address, when anonymous) may have; default 32
+    (`gateway.hub.listen_streams`). Read at start, not on reload."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)

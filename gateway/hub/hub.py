@@ -26,7 +26,7 @@ from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras
 from gateway.hub.held_calls import HeldCalls
 from gateway.hub.kept_results import KeptResults, cap_result
-from gateway.hub.listen_streams import ListenStreams
+from gateway.hub.listen_streams import MAX_LISTEN_STREAMS_PER_CLIENT, ListenStreams
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
 from gateway.hub.upstream_handlers import UpstreamHandlers
@@ -50,9 +50,15 @@ logger = logging.getLogger(__name__)
 class Hub:
     """Forwarding to the upstream toolsets of one server (a `gateway.server.extension.ServerExtension`)."""
 
-    def __init__(self, upstreams: Sequence[McpToolset], *, reloader: Reloader | None = None) -> None:
+    def __init__(
+        self,
+        upstreams: Sequence[McpToolset],
+        *,
+        reloader: Reloader | None = None,
+        max_listen_streams_per_client: int = MAX_LISTEN_STREAMS_PER_CLIENT,
+    ) -> None:
         self.passthrough = Passthrough(upstreams)
-        self.listen_streams = ListenStreams()
+        self.listen_streams = ListenStreams(max_per_client=max_listen_streams_per_client)
         self.kept_results = KeptResults()
         self.relay = DownstreamRelay(self.passthrough, self.listen_streams)
         self.held_calls = HeldCalls()

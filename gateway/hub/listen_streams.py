@@ -8,7 +8,9 @@ upstream session go to every stream, those of an isolated one only to the stream
 
 Each stream buffers a bounded number of events; a stream whose client stopped reading is ended at the cap (the
 client listens again and lists again, as the spec expects of a dropped stream). The number of open streams is
-bounded too. Closing the hub ends every stream with its final `SubscriptionsListenResult`.
+bounded in all, and per client (its principal, or its address when anonymous: `client_share_key`), so that one
+client cannot take every stream: one more is refused with -32600 naming the limit (`maxListenStreamsPerClient`).
+Closing the hub ends every stream with its final `SubscriptionsListenResult`.
 """
 
 from __future__ import annotations
@@ -20,17 +22,21 @@ from typing import Any, Final
 import anyio
 import anyio.streams.memory
 from mcp import MCPError, types
+from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import ServerRequestContext
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, ServerEvent, event_matches, event_to_notification
+from starlette.requests import Request
 
-from gateway.server.identity import identify
+from gateway.server.identity import client_share_key, identify
 
-__all__ = ["MAX_BUFFERED_EVENTS", "MAX_LISTEN_STREAMS", "ListenStreams"]
+__all__ = ["MAX_BUFFERED_EVENTS", "MAX_LISTEN_STREAMS", "MAX_LISTEN_STREAMS_PER_CLIENT", "ListenStreams"]
 
 logger = logging.getLogger(__name__)
 
 MAX_LISTEN_STREAMS: Final = 1024
 """Open `subscriptions/listen` streams at most; more are refused before their acknowledgement."""
+MAX_LISTEN_STREAMS_PER_CLIENT: Final = 32
+"""Open listen streams of one principal (one address, for anonymous clients) at most, by default."""
 MAX_BUFFERED_EVENTS: Final = 256
 """Undelivered events per stream at most; a stream that falls this far behind is ended."""
 
@@ -38,6 +44,7 @@ MAX_BUFFERED_EVENTS: Final = 256
 @dataclass(eq=False)
 class _Stream:
     owner: str
+    client: str
     honored: types.SubscriptionFilter
     uris: frozenset[str]
     send: anyio.streams.memory.MemoryObjectSendStream[ServerEvent]
@@ -46,8 +53,15 @@ class _Stream:
 class ListenStreams:
     """The open listen streams of this gateway's modern clients (the `on_subscriptions_listen` handler)."""
 
-    def __init__(self, *, max_streams: int = MAX_LISTEN_STREAMS, max_buffered: int = MAX_BUFFERED_EVENTS) -> None:
+    def __init__(
+        self,
+        *,
+        max_streams: int = MAX_LISTEN_STREAMS,
+        max_per_client: int = MAX_LISTEN_STREAMS_PER_CLIENT,
+        max_buffered: int = MAX_BUFFERED_EVENTS,
+    ) -> None:
         self._max_streams = max_streams
+        self._max_per_client = max_per_client
         self._max_buffered = max_buffered
         self._streams: set[_Stream] = set()
 
@@ -66,6 +80,10 @@ class ListenStreams:
                 code=types.INTERNAL_ERROR,
                 message=f"This gateway has {self._max_streams} listen streams open already; try again later.",
             )
+        request: object = ctx.request
+        client = client_share_key(request.client.host if isinstance(request, Request) and request.client else None)
+        if sum(1 for stream in self._streams if stream.client == client) >= self._max_per_client:
+            raise self._over_share(client)
         requested = params.notifications
         honored = types.SubscriptionFilter(
             tools_list_changed=True if requested.tools_list_changed else None,
@@ -77,7 +95,8 @@ class ListenStreams:
         send, receive = anyio.create_memory_object_stream[ServerEvent](self._max_buffered)
         # Registered before the acknowledgement, so an event arriving meanwhile is buffered, not lost; it is still
         # sent after the acknowledgement, since only this task writes to the stream.
-        stream = _Stream(identify(ctx).session_owner, honored, frozenset(honored.resource_subscriptions or ()), send)
+        uris = frozenset(honored.resource_subscriptions or ())
+        stream = _Stream(identify(ctx).session_owner, client, honored, uris, send)
         self._streams.add(stream)
         try:
             acknowledged = types.SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
@@ -93,6 +112,20 @@ class ListenStreams:
             send.close()
             receive.close()
         return types.SubscriptionsListenResult(_meta=meta)
+
+    def _over_share(self, client: str) -> MCPError:
+        limit = self._max_per_client
+        per = "principal" if get_access_token() is not None else "client address"
+        logger.warning("Refused a listen stream of %s: %d open already (the limit per client)", client, limit)
+        return MCPError(
+            code=types.INVALID_REQUEST,
+            message=(
+                f"This client has {limit} listen streams open already, the limit per {per}: close one it no longer "
+                "needs (one stream can ask for every kind of change) and listen again; an operator can raise the "
+                "limit (maxListenStreamsPerClient in the config)."
+            ),
+            data={"maxListenStreamsPerClient": limit},
+        )
 
     def publish(self, event: ServerEvent, owner: str | None) -> None:
         """Hand `event` to the streams that asked for its kind: those of session `owner`, or all (None)."""

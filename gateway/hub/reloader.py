@@ -141,7 +141,12 @@ class ConfigReloader:
         }
         self._local = local_tools(config)
         self._local_fingerprint = _local_fingerprint(config)
-        self.hub = Hub(list(self._upstreams.values()), reloader=self)
+        per_client = config.max_listen_streams_per_client
+        self.hub = Hub(
+            list(self._upstreams.values()),
+            reloader=self,
+            **({} if per_client is None else {"max_listen_streams_per_client": per_client}),
+        )
         self.server: ToolServer | None = None
         """The server to reload (set by `reloading_gateway_server`)."""
         self._sighup = sighup

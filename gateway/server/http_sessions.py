@@ -33,6 +33,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import ConfigError
+from gateway.server.identity import client_share_key
 
 __all__ = ["DEFAULT_MAX_SESSIONS_PER_CLIENT", "DEFAULT_RECLAIM_IDLE_AFTER", "HttpSessions"]
 
@@ -365,8 +366,5 @@ def _requestor_of(scope: Scope) -> object:
 
 def _client_of(scope: Scope) -> str:
     """The authenticated principal, else the client's address."""
-    token = get_access_token()
-    if token is not None:
-        return f"principal:{token.subject or token.client_id}"
     client = scope.get("client")
-    return f"address:{client[0]}" if client else "address:unknown"
+    return client_share_key(client[0] if client else None)

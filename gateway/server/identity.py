@@ -44,6 +44,7 @@ __all__ = [
     "SESSION_META_KEY",
     "CallIdentity",
     "Principal",
+    "client_share_key",
     "connection_id",
     "connection_session_key",
     "current_principal",
@@ -80,6 +81,15 @@ def current_principal() -> Principal:
     if token is None:
         return Principal(DEFAULT_PRINCIPAL)
     return Principal(token.subject or token.client_id, dict(token.claims or {}))
+
+
+def client_share_key(address: str | None) -> str:
+    """Whose share a request counts against in per-client limits: `principal:NAME` when it carries a bearer
+    token, else `address:HOST` (`address`: the peer's host; None off HTTP)."""
+    token = get_access_token()
+    if token is not None:
+        return f"principal:{token.subject or token.client_id}"
+    return f"address:{address or 'unknown'}"
 
 
 @dataclass(frozen=True)
