@@ -2,8 +2,9 @@
 
 The arguments schema is the JSON Schema of a pydantic model built from the signature, the shape google-adk emits
 (`<name>Params` title, per-property titles, `$defs` + `$ref` for models and enums, `anyOf[X, null]` for
-`Optional`). Unlike ADK, each `Args:` entry of the docstring becomes its parameter's `description`, and the
-docstring's parameter sections are kept out of the tool description.
+`Optional`). The tool description is ADK's: the whole cleaned docstring, `Returns:` and `Raises:` included, word
+for word, with one difference: each `Args:` entry becomes its parameter's `description`, so the parameter section
+(Google `Args:`, numpy `Parameters`, reST `:param:`) is kept out of the tool description.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 import types
 import typing
 from collections.abc import (
@@ -109,17 +111,66 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
         ) from exc
 
 
-def _docstring(func: Callable[..., Any]) -> docstring_parser.Docstring:
+def _docstring_text(func: Callable[..., Any]) -> str:
     # The target's own docstring first: `inspect.getdoc` on a callable object's undocumented `__call__` would
     # find `type.__call__`'s "Call self as a function."; the object's class docstring is the better fallback.
     own = getattr(_target(func), "__doc__", None)
     text = inspect.cleandoc(own) if isinstance(own, str) and own.strip() else inspect.getdoc(func)
-    return docstring_parser.parse(text or "")
+    return text or ""
 
 
-def _description(doc: docstring_parser.Docstring) -> str | None:
-    parts = [part for part in (doc.short_description, doc.long_description) if part]
-    return "\n\n".join(parts) if parts else None
+def _docstring(func: Callable[..., Any]) -> docstring_parser.Docstring:
+    return docstring_parser.parse(_docstring_text(func))
+
+
+_GOOGLE_PARAMETER_HEADER = re.compile(r"(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*")
+_NUMPY_PARAMETER_TITLES = frozenset({"Parameters", "Params", "Arguments", "Args", "Other Parameters", "Receives"})
+_NUMPY_UNDERLINE = re.compile(r"-{3,}\s*")
+_REST_PARAMETER_FIELD = re.compile(r":(param|parameter|arg|argument|key|keyword|type)\b")
+
+
+def _is_numpy_header(lines: list[str], index: int) -> bool:
+    return index + 1 < len(lines) and bool(lines[index].strip()) and bool(_NUMPY_UNDERLINE.fullmatch(lines[index + 1]))
+
+
+def _parameter_section_end(lines: list[str], index: int, style: docstring_parser.DocstringStyle) -> int:
+    """Where the parameter section starting at `lines[index]` ends, or `index` when none starts there."""
+    line = lines[index]
+    end = index
+    if style is docstring_parser.DocstringStyle.GOOGLE and _GOOGLE_PARAMETER_HEADER.fullmatch(line):
+        end = index + 1
+        while end < len(lines) and (lines[end][:1].isspace() or not lines[end].strip()):
+            end += 1
+    elif (
+        style is docstring_parser.DocstringStyle.NUMPYDOC
+        and line.strip() in _NUMPY_PARAMETER_TITLES
+        and _is_numpy_header(lines, index)
+    ):
+        end = index + 2
+        while end < len(lines) and not _is_numpy_header(lines, end):
+            end += 1
+    elif style is docstring_parser.DocstringStyle.REST and _REST_PARAMETER_FIELD.match(line):
+        end = index + 1
+        while end < len(lines) and lines[end][:1].isspace() and lines[end].strip():
+            end += 1
+    return end
+
+
+def _description(text: str, doc: docstring_parser.Docstring) -> str | None:
+    """ADK's description (the cleaned docstring as it is) without the parameter section `doc.params` came from."""
+    if not doc.params or doc.style is None:
+        return text or None
+    lines = text.splitlines()
+    kept: list[str] = []
+    index = 0
+    while index < len(lines):
+        end = _parameter_section_end(lines, index, doc.style)
+        if end == index:
+            kept.append(lines[index])
+            index += 1
+        else:
+            index = end
+    return "\n".join(kept).strip() or None
 
 
 def _has_description(annotation: Any, default: Any) -> bool:
@@ -246,7 +297,7 @@ def function_to_declaration(
         schema = params.model.model_json_schema()
     return FunctionDeclaration(
         name=callable_name(func),
-        description=_description(_docstring(func)),
+        description=_description(_docstring_text(func), _docstring(func)),
         parameters_json_schema=schema,
         response_json_schema=_response_schema(func, _type_hints(func)),
     )

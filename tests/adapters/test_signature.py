@@ -64,10 +64,72 @@ def add(a: int, b: int = 2) -> int:
     return a + b
 
 
-def test_name_and_description_come_from_the_function_without_the_args_block() -> None:
+def test_name_and_description_come_from_the_function_without_the_args_block_but_with_its_returns() -> None:
     declaration = function_to_declaration(add)
     assert declaration.name == "add"
-    assert declaration.description == "Add two numbers.\n\nThe body says more."
+    assert declaration.description == "Add two numbers.\n\nThe body says more.\n\nReturns:\n    The sum."
+
+
+def lookup_order_status(order_id: str) -> dict[str, Any]:
+    """Fetches the current status of a customer's order using its ID.
+
+    Use this tool ONLY when a user explicitly asks for the status of a specific order.
+
+    Args:
+        order_id: The unique identifier of the order to look up.
+          It is printed on the receipt.
+
+    Returns:
+        A dictionary indicating the outcome. On success, status is 'success' and includes an 'order' dictionary.
+        Example error: {'status': 'error', 'error_message': 'Order ID not found.'}
+
+    Raises:
+        ConnectionError: the order service is down.
+    """
+    return {"status": "success", "order": {"id": order_id}}
+
+
+def test_the_returns_and_raises_sections_stay_in_the_description_word_for_word() -> None:
+    description = function_to_declaration(lookup_order_status).description
+
+    assert description == (
+        "Fetches the current status of a customer's order using its ID.\n\n"
+        "Use this tool ONLY when a user explicitly asks for the status of a specific order.\n\n"
+        "Returns:\n"
+        "    A dictionary indicating the outcome. On success, status is 'success' and includes an 'order' dictionary.\n"
+        "    Example error: {'status': 'error', 'error_message': 'Order ID not found.'}\n\n"
+        "Raises:\n"
+        "    ConnectionError: the order service is down."
+    )
+
+
+def test_numpy_and_rest_docstrings_keep_their_returns_sections_too() -> None:
+    def numpy_style(a: int) -> int:
+        """Do a thing.
+
+        Parameters
+        ----------
+        a : int
+            how many times
+
+        Returns
+        -------
+        int
+            the count
+        """
+        return a
+
+    def rest_style(a: int) -> int:
+        """Do a thing.
+
+        :param a: how many times
+            (at most ten)
+        :returns: the count
+        """
+        return a
+
+    assert function_to_declaration(numpy_style).description == "Do a thing.\n\nReturns\n-------\nint\n    the count"
+    assert function_to_declaration(rest_style).description == "Do a thing.\n\n:returns: the count"
 
 
 def test_each_args_entry_becomes_its_parameter_description() -> None:

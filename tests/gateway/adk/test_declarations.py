@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from adapters import declaration_to_mcp_tool, mcp_tool_to_declaration
 from gateway.adk import from_adk
-from gateway.tools import BaseTool
+from gateway.tools import BaseTool, FunctionTool
 
 
 class Color(Enum):
@@ -99,3 +99,31 @@ def test_a_genai_schema_declaration_is_published_as_its_json_schema_and_converts
     assert back == schema
     assert published.output_schema is not None
     assert published.output_schema["properties"]["result"] == {"type": "string"}
+
+
+def lookup_order_status(order_id: str) -> dict[str, Any]:
+    """Fetches the current status of a customer's order using its ID.
+
+    Args:
+        order_id: The unique identifier of the order to look up.
+
+    Returns:
+        A dictionary indicating the outcome. On success, status is 'success' and includes an 'order' dictionary.
+        On failure, status is 'error' and includes an 'error_message'.
+
+    Raises:
+        ConnectionError: the order service is down.
+    """
+    return {"status": "success", "order": {"id": order_id}}
+
+
+def test_a_function_tools_description_is_google_adks_without_only_the_args_block() -> None:
+    adk = AdkFunctionTool(lookup_order_status)._get_declaration()  # pyright: ignore[reportPrivateUsage]
+    assert adk is not None
+    assert adk.description is not None
+    ours = FunctionTool(lookup_order_status).get_declaration()
+    # The Args entries become the parameters' descriptions instead; everything else is google-adk's text.
+    args_block = "Args:\n    order_id: The unique identifier of the order to look up.\n\n"
+    assert args_block in adk.description
+
+    assert ours.description == adk.description.replace(args_block, "")

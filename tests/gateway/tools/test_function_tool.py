@@ -128,12 +128,14 @@ def rest_style(city: str, days: int = 3) -> str:
 
 
 @pytest.mark.parametrize("func", [google_style, numpy_style, rest_style], ids=["google", "numpy", "rest"])
-def test_the_description_is_the_docstring_summary_and_body_without_the_parameter_section(
+def test_the_description_is_the_docstring_without_the_parameter_section(
     func: Callable[..., str],
 ) -> None:
     tool = FunctionTool(func)
 
-    assert tool.description == "Forecast the weather.\n\nLooks the city up and averages the models."
+    body = "Forecast the weather.\n\nLooks the city up and averages the models."
+    returns = "\n\nReturns:\n    The forecast as text." if func is google_style else ""
+    assert tool.description == body + returns
     assert tool.get_declaration().description == tool.description
 
 
