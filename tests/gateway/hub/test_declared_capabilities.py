@@ -110,8 +110,9 @@ async def test_server_everything_lists_the_same_tools_through_the_gateway_as_dir
 async def test_modern_clients_sharing_a_session_key_but_not_capabilities_get_separate_upstream_sessions(
     tmp_path: Path,
 ) -> None:
+    # A handshake-era upstream session: what it declared in `initialize` holds for every call made on it.
     entry = {"command": sys.executable, "args": ["-I", str(CAPABILITIES_SERVER)], "prefix": "", **SLOW_START}
-    config = write_config(tmp_path, {"up": entry})
+    config = write_config(tmp_path, {"up": entry | {"protocolVersion": "2025-11-25"}})
     meta = {SESSION_META_KEY: "one-key-for-both"}
     with anyio.fail_after(DEADLINE):
         async with (
