@@ -90,3 +90,21 @@ async def test_a_hanging_jwks_endpoint_stalls_no_request_and_an_unknown_kid_asks
     assert unknown == [401] * 10
     assert after == 200
     assert provider.jwks_fetches == 2  # the first load, and the one refetch past the age (answered once mended)
+
+
+async def test_an_issuer_down_from_the_start_is_asked_once_per_interval_and_tokens_are_refused_meanwhile() -> None:
+    async with (
+        OAuthProvider() as provider,
+        protected_gateway(
+            provider, ToolServer(TOOLS, state_store=InMemoryStateStore()), jwks_refetch_interval=3600
+        ) as gateway,
+        httpx2.AsyncClient(timeout=DEADLINE) as http,
+    ):
+        provider.break_jwks("error")
+        with anyio.fail_after(DEADLINE):
+            refused = [await initialize(http, gateway, provider.mint(audience=gateway.resource)) for _ in range(5)]
+            provider.mend_jwks()
+            still_refused = await initialize(http, gateway, provider.mint(audience=gateway.resource))
+    assert refused == [401] * 5
+    assert provider.jwks_fetches == 1
+    assert still_refused == 401  # the next try comes an interval after the failed one
