@@ -49,8 +49,10 @@ class OAuthSettings:
         leeway: seconds of clock skew allowed on `exp`, `nbf` and `iat`.
         principal_claims: token claims kept with the principal (e.g. `groups`) for policies.
         introspection: how to check opaque tokens; None accepts only JWTs.
-        jwks_refetch_interval: least seconds between two JWKS fetches caused by an unknown `kid`.
-        jwks_max_age: seconds after which the JWKS is fetched again anyway (retired keys drop out).
+        jwks_refetch_interval: least seconds between two JWKS fetches after the first load, whatever asks (an
+            unknown `kid`, the age of the set, a failed fetch to retry).
+        jwks_max_age: seconds after which the JWKS is fetched again in the background (retired keys drop out);
+            meanwhile, and while that fetch fails, tokens are checked against the cached keys.
     """
 
     issuer: str
