@@ -32,6 +32,7 @@ from gateway.hub.relay import DownstreamRelay
 from gateway.hub.upstream_handlers import UpstreamHandlers
 from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.catalog import CatalogEntry
+from gateway.server.client_features import client_declares
 from gateway.server.extension import PendingCall, RelayedTool, ServerHooks
 from gateway.server.health import redact_reason
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
@@ -197,7 +198,7 @@ class Hub:
                 return error_result(str(exc)).model_dump(by_alias=True, mode="json", exclude_none=True)
             return self.passthrough.raw_tool_result(upstream, raw)
 
-        return RelayedTool(invoke, session.check_client_capability)
+        return RelayedTool(invoke, functools.partial(client_declares, session))
 
     async def _relay(self, call: PendingCall, tool: McpTool) -> types.CallToolResult | types.InputRequiredResult:
         """One round of a modern client's call, relayed to a modern upstream session as it is.

@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from mcp import MCPDeprecationWarning, types
 from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import ServiceNotConfiguredError
@@ -28,7 +29,7 @@ from gateway.server.identity import CallIdentity
 from gateway.server.round_state import RoundState, question_digest
 from gateway.tools.context import InputRequired
 
-__all__ = ["McpClientFeatures", "Suspend", "deprecated_in_2026"]
+__all__ = ["McpClientFeatures", "Suspend", "client_declares", "deprecated_in_2026"]
 
 Suspend = Callable[[InputRequired], Awaitable[Any]]
 """Ask the client a question and wait for the answer (as the JSON object the client sent)."""
@@ -222,7 +223,7 @@ class McpClientFeatures:
             # First: a connection without a back channel (stateless HTTP) never saw the client's `initialize`,
             # so its capabilities look empty, and "did not declare the capability" would be the wrong reason.
             self._require_back_channel(what)
-        if not self._ctx.session.check_client_capability(capability):
+        if not client_declares(self._ctx.session, capability):
             raise ServiceNotConfiguredError(
                 f"{what} is not available: the MCP client did not declare the '{name}' capability."
             )
@@ -233,6 +234,26 @@ class McpClientFeatures:
                 f"{what} is not available on this connection: it has no channel for server-to-client requests "
                 "(stateless or JSON-response HTTP). Use a stateful streamable HTTP, SSE or stdio connection."
             )
+
+
+def client_declares(session: ServerSession, needed: types.ClientCapabilities) -> bool:
+    """Whether the client of `session` declared `needed`, elicitation modes included.
+
+    The SDK's check takes any `elicitation` for every mode; but `elicitation: {}` declares form mode alone (as
+    before URL mode existed), and a client that declared only `url` has no forms.
+    """
+    return session.check_client_capability(needed) and _elicitation_modes(needed) <= _elicitation_modes(
+        session.client_capabilities
+    )
+
+
+def _elicitation_modes(capabilities: types.ClientCapabilities | None) -> set[str]:
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None:
+        return set()
+    if elicitation.form is None and elicitation.url is None:
+        return {"form"}
+    return {mode for mode, declared in (("form", elicitation.form), ("url", elicitation.url)) if declared is not None}
 
 
 @contextlib.contextmanager
