@@ -4,8 +4,8 @@ A rule is for the principals whose name matches one of its `principals` globs an
 of its `claims` (a list claim such as `groups` must contain a matching value). For each kind (tools, resources,
 prompts) a name is allowed when a rule for the principal allows it and no rule for the principal denies it
 (deny wins). A kind that no rule mentions is not governed: everything of it is allowed, so a policy about
-tools does not hide resources. With no policy at all, everything is allowed. A resource URI is matched in its
-RFC 3986 normal form (`gateway.server.resource_uri`).
+tools does not hide resources. With no policy at all, everything is allowed. Resource URIs and their globs are
+matched in RFC 3986 normal form, a deny in any case of the URI's host (`gateway.server.resource_uri`).
 
 A rule's `rate_limit` is a token bucket per principal and tool, for the tools the rule allows (all tools when it
 allows none explicitly); a call must find a token in every bucket that applies.
@@ -13,6 +13,7 @@ allows none explicitly); a call must find a token in every bucket that applies.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -30,6 +31,19 @@ KINDS: tuple[Kind, ...] = ("tools", "resources", "prompts")
 
 def _matches(value: str, globs: tuple[str, ...]) -> bool:
     return any(fnmatchcase(value, glob) for glob in globs)
+
+
+@functools.lru_cache(maxsize=256)
+def _normal_globs(globs: tuple[str, ...], fold_host: bool) -> tuple[str, ...]:
+    return tuple(normal_uri(glob, fold_host=fold_host) for glob in globs)
+
+
+def _uri_matches(uri: str, globs: tuple[str, ...], *, fold_host: bool = False) -> bool:
+    """Whether `uri` matches a glob, both in normal form (`gateway.server.resource_uri`); with `fold_host`, also
+    whatever the case of the host."""
+    if _matches(normal_uri(uri), _normal_globs(globs, False)):
+        return True
+    return fold_host and _matches(normal_uri(uri, fold_host=True), _normal_globs(globs, True))
 
 
 def _claim_values(value: Any) -> list[str]:
@@ -92,10 +106,12 @@ class Policy:
         """Whether `principal` may see and use the `kind` named `name` (a tool name, resource URI, prompt name)."""
         if not self._governed[kind]:
             return True
-        if kind == "resources":
-            # Every spelling of a URI is matched as the one the rules are written in (`gateway.server.resource_uri`).
-            name = normal_uri(name)
         rules = [rule for rule in self.rules if rule.applies_to(principal)]
+        if kind == "resources":
+            # Every spelling of a URI is matched as one; a deny in any case of the host, an allow only in its own.
+            if any(_uri_matches(name, rule.deny.get(kind, ()), fold_host=True) for rule in rules):
+                return False
+            return any(kind in rule.allow and _uri_matches(name, rule.allow[kind]) for rule in rules)
         if any(_matches(name, rule.deny.get(kind, ())) for rule in rules):
             return False
         return any(kind in rule.allow and _matches(name, rule.allow[kind]) for rule in rules)

@@ -1,15 +1,18 @@
 """Resource URIs as a policy matches them: one spelling per resource, and no spelling an upstream may read otherwise.
 
-RFC 3986 lets one resource be spelled several ways: `%73ecret` is `secret` (section 6.2.2.2), `FILE:` is `file:`,
-`%3a` is `%3A`. A policy matching the spelling would deny `files+file:///secret/*` and allow
-`files+file:///%73ecret/key.txt`. So a policy matches a URI's normal form (`normal_uri`): scheme and host in lower
-case, percent-escapes of unreserved characters decoded, the others in upper case. Write resource globs in that form.
+RFC 3986 lets one resource be spelled several ways: `%73ecret` is `secret` (section 6.2.2.2), `%3a` is `%3A`,
+`FILE:` is `file:`. A policy matching the spelling would deny `files+file:///secret/*` and allow
+`files+file:///%73ecret/key.txt`. So a policy matches a URI's normal form (`normal_uri`), and reads its globs in
+that form too: scheme in lower case, percent-escapes of unreserved characters decoded, the others in upper case.
+A host's case is kept (many MCP servers name things by the authority, `memo://Today`); a deny rule also matches
+the host in any case, since other servers read hosts case-insensitively (`fold_host`).
 
 Some spellings cannot be matched safely at all, because what they name is up to the upstream: dot segments
 (`/public/../secret`, also spelled `%2e%2e`), which a file server may resolve; an encoded `/` or a `\\` in the path
-(`..%2fsecret`), which a server may decode into a separator before resolving; a double percent-encoding (`%252e`).
-`ambiguity` says what makes a URI such a one; while a policy governs resources, the policy guard refuses it with an
-error saying so, so the upstream is never asked for a URI other than the one the policy allowed.
+(`..%2fsecret`), which a server may decode into a separator before resolving; a double percent-encoding (`%252e`);
+a scheme not in lower case (the gateway routes `prefix+...` by its exact spelling). `ambiguity` says what makes a
+URI such a one; while a policy governs resources, the policy guard refuses it with an error saying so, so the
+upstream is never asked for a URI other than the one the policy allowed.
 """
 
 from __future__ import annotations
@@ -45,19 +48,27 @@ def _parts(uri: str) -> tuple[str | None, str | None, str, str, str]:
     return scheme, authority, path, query or "", fragment or ""
 
 
-def normal_uri(uri: str) -> str:
-    """`uri` in RFC 3986 normal form (section 6.2.2, without dot-segment removal: see `ambiguity`)."""
+def normal_uri(uri: str, *, fold_host: bool = False) -> str:
+    """`uri` in RFC 3986 normal form (section 6.2.2, without dot-segment removal: see `ambiguity`).
+
+    Args:
+        uri: a resource URI, or a glob over them (`*`, `?` and `[...]` pass through).
+        fold_host: put the host (with its port) in lower case too.
+    """
     scheme, authority, path, query, fragment = _parts(uri)
     normal = "" if scheme is None else scheme.lower() + ":"
     if authority is not None:
         userinfo, at, host = authority.rpartition("@")
-        normal += "//" + _normal_escapes(userinfo) + at + _normal_escapes(host).lower()
+        host = _normal_escapes(host)
+        normal += "//" + _normal_escapes(userinfo) + at + (host.lower() if fold_host else host)
     return normal + _normal_escapes(path) + _normal_escapes(query) + _normal_escapes(fragment)
 
 
 def ambiguity(uri: str) -> str | None:
-    """What in `uri`'s path an upstream may resolve into another resource than the URI's spelling names, or None."""
-    path = _parts(uri)[2]
+    """What in `uri` may make it name another resource upstream than the one a policy matched, or None."""
+    scheme, _, path, _, _ = _parts(uri)
+    if scheme is not None and scheme != scheme.lower():
+        return "a scheme not in lower case"
     if "\\" in path or _ENCODED_BACKSLASH.search(path):
         return "a backslash ('\\' or %5C), which some servers read as '/'"
     if _ENCODED_SLASH.search(path):

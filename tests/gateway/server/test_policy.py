@@ -96,3 +96,13 @@ def test_a_resource_rule_matches_every_spelling_of_a_uri() -> None:
     ):
         assert not rules.allows(USER, "resources", spelled), spelled
     assert rules.allows(USER, "resources", "files+file:///public/%72eadme.txt")
+
+
+def test_a_resource_deny_matches_the_host_in_any_case_and_an_allow_only_in_its_own() -> None:
+    rules = policy({"allowResources": ["memo://Public/*", "memo://*"], "denyResources": ["memo://Secret/*"]})
+    for spelled in ("memo://Secret/key", "memo://secret/key", "memo://SECRET/key", "memo://%53ecret/key"):
+        assert not rules.allows(USER, "resources", spelled), spelled
+    only_public = policy({"allowResources": ["memo://Public/*", "memo://%7Euser/*"]})
+    assert only_public.allows(USER, "resources", "memo://Public/notes")
+    assert not only_public.allows(USER, "resources", "memo://public/notes")
+    assert only_public.allows(USER, "resources", "memo://~user/notes")

@@ -13,13 +13,20 @@ from gateway.server.resource_uri import ambiguity, normal_uri
         ("files+file:///secret/key.txt", "files+file:///secret/key.txt"),
         ("files+file:///%73ecret/key%2Etxt", "files+file:///secret/key.txt"),
         ("FILES+FILE:///secret/key.txt", "files+file:///secret/key.txt"),
-        ("https://User@EXAMPLE.com:8443/A%3a%7e?q=%2d#%5f", "https://User@example.com:8443/A%3A~?q=-#_"),
+        ("https://User@EXAMPLE.com:8443/A%3a%7e?q=%2d#%5f", "https://User@EXAMPLE.com:8443/A%3A~?q=-#_"),
+        ("memo://Today", "memo://Today"),
+        ("files+file:///public/*", "files+file:///public/*"),
         ("memo://{day}", "memo://{day}"),
         ("urn:x:%41", "urn:x:A"),
     ],
 )
 def test_a_uri_is_matched_in_its_rfc_3986_normal_form(spelled: str, normal: str) -> None:
     assert normal_uri(spelled) == normal
+
+
+def test_a_host_keeps_its_case_unless_folded() -> None:
+    assert normal_uri("memo://Today/%41") == "memo://Today/A"
+    assert normal_uri("https://User@EXAMPLE.com:8443/A", fold_host=True) == "https://User@example.com:8443/A"
 
 
 @pytest.mark.parametrize(
@@ -34,6 +41,7 @@ def test_a_uri_is_matched_in_its_rfc_3986_normal_form(spelled: str, normal: str)
         ("files+file:///public/..%5Csecret", "backslash"),
         ("files+file:///public\\..\\secret", "backslash"),
         ("files+file:///public/%252e%252e/secret", "double percent-encoding"),
+        ("FILES+FILE:///public/readme.txt", "scheme not in lower case"),
     ],
 )
 def test_a_uri_an_upstream_may_resolve_elsewhere_is_named_ambiguous(uri: str, named: str) -> None:
