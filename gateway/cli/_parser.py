@@ -114,6 +114,13 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
         "--allow-host", action="append", default=[], metavar="HOST", help="accept this Host/Origin besides loopback"
     )
     serve.add_argument(
+        "--shutdown-grace",
+        type=_non_negative,
+        default=10.0,
+        metavar="SECONDS",
+        help="on Ctrl-C or SIGTERM, time the tool calls in flight get to finish, then they are cancelled (default: 10)",
+    )
+    serve.add_argument(
         "--header-timeout",
         type=float,
         default=10.0,
@@ -276,3 +283,14 @@ def parser() -> argparse.ArgumentParser:
     login.add_argument("--no-browser", action="store_true", help="only print the URL")
     login.add_argument("--port", type=int, default=None, help="the redirect listener's port (default: any)")
     return main
+
+
+def _non_negative(text: str) -> float:
+    """A number of seconds, 0 or more (argparse type)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (0 or more)")
+    return seconds

@@ -91,7 +91,8 @@ def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] |
             args.workers,
         )
         command = [sys.executable, "-m", "gateway.cli", *args.argv]
-        return anyio.run(partial(supervise, reloads=args.config is not None), command, sock, args.workers, env)
+        run = partial(supervise, reloads=args.config is not None, grace=args.shutdown_grace)
+        return anyio.run(run, command, sock, args.workers, env)
 
 
 def _warn_exposed(host: str, *, authenticated: bool, allowed: list[str]) -> None:
@@ -212,6 +213,7 @@ def run_serve(args: argparse.Namespace) -> int:
         http_parser=args.http_parser,
         header_timeout=args.header_timeout,
         body_timeout=args.body_timeout,
+        shutdown_grace=args.shutdown_grace,
         metrics=args.metrics,
         metrics_host=args.metrics_host,
         metrics_port=args.metrics_port,

@@ -1,4 +1,4 @@
-"""Running the HTTP app under uvicorn: a shutdown that lets running tool calls finish, and cancellation safety.
+"""Running the HTTP app under uvicorn: a shutdown that answers the tool calls in flight, and cancellation safety.
 
 uvicorn's own shutdown, on SIGINT or SIGTERM, has three problems for an MCP server:
 
@@ -8,225 +8,43 @@ uvicorn's own shutdown, on SIGINT or SIGTERM, has three problems for an MCP serv
   SIGTERM" rather than with exit code 0;
 * `serve()` is not cancellation-safe: cancelled, it leaves the lifespan, connections and sockets half-closed.
 
-`GracefulServer` drains first: a signal stops nothing until no tool call is running (or the grace period is
-over), then hands over to uvicorn's graceful shutdown. A second signal skips the drain. `run_http` runs it so
-that cancelling the caller shuts it down the same way.
-
-uvicorn also never times out a request that is slow to arrive: a client that sends half its headers or half its
-body holds the connection and its file descriptor forever, and enough of them lock everyone out. `timed_protocol`
-gives each connection a deadline for its request's headers and another for its body (`RequestTimeouts`), with
-either of uvicorn's HTTP parsers: h11, or httptools from the `speed` extra (`gateway.server.event_loop`).
+`GracefulServer` drains first: a signal stops nothing until no tool call is running and every POST has its
+response (or the grace period is over, and the calls still running are cancelled and answered with an error), then
+hands over to uvicorn's graceful shutdown. It logs what it waits for. `run_http` runs it so that cancelling the
+caller shuts it down the same way, and returns normally after a signal (exit code 0). The deadlines for a request
+to arrive are `gateway.server._request_deadlines`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import signal
 import socket
 import threading
 import time
-from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from collections.abc import Generator
 from types import FrameType
-from typing import ClassVar, Final, Literal, Protocol, cast
+from typing import Final, Protocol
 
 import anyio
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.errors import ConfigError
 from gateway.server._repeat_filter import RepeatFilter, filtering_repeats
-from gateway.server.event_loop import HttpParser
 
-__all__ = ["GracefulServer", "RequestTimeouts", "listen", "run_http", "timed_protocol"]
+__all__ = ["GracefulServer", "OpenPosts", "listen", "run_http"]
 
 logger = logging.getLogger(__name__)
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_TIMEOUT_BODY: Final = b"Request Timeout: the request did not arrive in time.\n"
-_TIMEOUT_RESPONSE: Final = (
-    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
-    + f"content-length: {len(_TIMEOUT_BODY)}\r\n\r\n".encode()
-    + _TIMEOUT_BODY
-)
+_SIGNALS_TO_FORCE: Final = 2
+"""Signals after which the server exits without waiting for anything (the third)."""
+_ANSWER_SLACK: Final = 2.0
+"""Seconds cancelled calls have to be answered before the server shuts down without them."""
 _FLOODING_LOGGERS: Final = ("asyncio", "uvicorn.error")
 """Loggers that repeat one line per connection under load (asyncio's accept loop when descriptors run out)."""
-
-
-@dataclass(frozen=True)
-class RequestTimeouts:
-    """How long a client may take to send a request over HTTP.
-
-    Args:
-        header_timeout: seconds from the connection (or the first byte of a later request on a kept-alive
-            connection) until the request line and headers are complete.
-        body_timeout: seconds from the end of the headers until the body is complete.
-    """
-
-    header_timeout: float = 10.0
-    body_timeout: float = 60.0
-
-
-_Phase = Literal["headers", "body", "done"]
-
-
-class _Cycle(Protocol):
-    """What the deadlines read and set on uvicorn's request-response cycle (the h11 and httptools ones alike)."""
-
-    response_started: bool
-    response_complete: bool
-    disconnected: bool
-    message_event: asyncio.Event
-
-
-class _RequestClock:
-    """One connection's deadline for its current request's headers or body (`RequestTimeouts`).
-
-    When one passes, the client gets `408 Request Timeout` (unless the application already started its response)
-    and the connection is closed.
-
-    Args:
-        loop: the connection's event loop.
-        transport: the connection.
-        timeouts: the deadlines.
-        cycle: the connection's current request-response cycle (uvicorn's `cycle` attribute); while headers are
-            awaited it is still the previous request's (None before the first), so it is read only for a body.
-    """
-
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        transport: asyncio.Transport,
-        timeouts: RequestTimeouts,
-        cycle: Callable[[], _Cycle | None],
-    ) -> None:
-        self._loop = loop
-        self._transport = transport
-        self._timeouts = timeouts
-        self._cycle = cycle
-        self.phase: _Phase = "done"
-        self._deadline: asyncio.TimerHandle | None = None
-
-    def arm(self, phase: _Phase) -> None:
-        self.disarm()
-        self.phase = phase
-        seconds = self._timeouts.header_timeout if phase == "headers" else self._timeouts.body_timeout
-        self._deadline = self._loop.call_later(seconds, self._expired)
-
-    def disarm(self) -> None:
-        self.phase = "done"
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
-
-    def _expired(self) -> None:
-        phase, self._deadline = self.phase, None
-        self.phase = "done"
-        if self._transport.is_closing():
-            return
-        cycle = self._cycle() if phase == "body" else None
-        answerable = cycle is None or not cycle.response_started
-        seconds = self._timeouts.header_timeout if phase == "headers" else self._timeouts.body_timeout
-        # No client address in the message: identical lines are collapsed by the repeat filter.
-        logger.warning(
-            "Closed an HTTP connection whose request %s took longer than %g s%s.",
-            phase,
-            seconds,
-            " (answered 408)" if answerable else "",
-        )
-        if cycle is not None and not cycle.response_complete:
-            # The application sees a disconnect and can no longer send (its response would follow ours).
-            cycle.disconnected = True
-            cycle.message_event.set()
-        if answerable:
-            self._transport.write(_TIMEOUT_RESPONSE)
-        self._transport.close()
-
-
-class _TimedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with deadlines for a request's headers and body (`_RequestClock`).
-
-    Reads uvicorn's per-connection `conn`, `cycle` and `transport` attributes: its protocol class is the only place
-    where the bytes of a request are seen arriving.
-    """
-
-    timeouts: ClassVar[RequestTimeouts] = RequestTimeouts()
-    _clock: _RequestClock
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._clock = _RequestClock(self.loop, transport, self.timeouts, lambda: cast("_Cycle | None", self.cycle))
-        self._clock.arm("headers")
-
-    def handle_events(self) -> None:
-        # Runs on every arrival of bytes and when a kept-alive connection turns to its next (buffered) request.
-        super().handle_events()
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            # Part of the next request is in: its clock starts. An idle kept-alive connection is uvicorn's
-            # keep-alive timeout's business (a 408 there could cross a request the client is sending).
-            if self._clock.phase == "done" and self.conn.trailing_data[0]:
-                self._clock.arm("headers")
-        elif state is h11.SEND_BODY:
-            if self._clock.phase != "body":
-                self._clock.arm("body")
-        else:
-            self._clock.disarm()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._clock.disarm()
-        super().connection_lost(exc)
-
-
-def _timed_httptools_protocol(timeouts: RequestTimeouts) -> type[asyncio.Protocol]:
-    """uvicorn's httptools protocol with the same deadlines, driven by the parser's callbacks.
-
-    Imported here: httptools is the optional `speed` extra.
-    """
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    class TimedHttpToolsProtocol(HttpToolsProtocol):
-        _clock: _RequestClock
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._clock = _RequestClock(self.loop, transport, timeouts, lambda: cast("_Cycle | None", self.cycle))
-            self._clock.arm("headers")
-
-        def on_message_begin(self) -> None:
-            # The first byte of a request: on a kept-alive connection, the next request's clock starts here.
-            super().on_message_begin()
-            if self._clock.phase == "done":
-                self._clock.arm("headers")
-
-        def on_header(self, name: bytes, value: bytes) -> None:
-            # A field value's surrounding whitespace is not part of it (RFC 9110 5.5); h11 strips it, httptools
-            # hands it over as sent, and the SDK then compared a padded `Mcp-Session-Id` or `Mcp-Name` verbatim.
-            super().on_header(name, value.strip(b" \t"))
-
-        def on_headers_complete(self) -> None:
-            super().on_headers_complete()
-            self._clock.arm("body")
-
-        def on_message_complete(self) -> None:
-            super().on_message_complete()
-            self._clock.disarm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._clock.disarm()
-            super().connection_lost(exc)
-
-    return TimedHttpToolsProtocol
-
-
-def timed_protocol(timeouts: RequestTimeouts, parser: HttpParser = "h11") -> type[asyncio.Protocol]:
-    """An HTTP protocol class for `uvicorn.Config(http=...)` that parses with `parser` and enforces `timeouts`."""
-    if parser == "httptools":
-        return _timed_httptools_protocol(timeouts)
-    return type("TimedH11Protocol", (_TimedH11Protocol,), {"timeouts": timeouts})
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -257,44 +75,125 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-class _CallCounter(Protocol):
+class _Calls(Protocol):
+    """The tool calls a server runs (the `ToolServer`)."""
+
     @property
     def active_calls(self) -> int: ...
 
+    def cancel_calls(self, reason: str) -> int: ...
 
-class GracefulServer(uvicorn.Server):
-    """A uvicorn server that waits for `calls.active_calls` to reach zero before it shuts down.
 
-    Args:
-        config: the uvicorn configuration; its `timeout_graceful_shutdown` also bounds the drain.
-        calls: what reports the number of tool calls in flight (the `ToolServer`).
+class OpenPosts:
+    """ASGI middleware counting the POST requests whose response is not complete yet (`open`).
+
+    A tool call's result travels in the response to its POST (streamable HTTP): the call's handler has returned a
+    moment before the response is written, so a stopping server waits for these too.
     """
 
-    def __init__(self, config: uvicorn.Config, calls: _CallCounter) -> None:
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+        self.open = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self._app(scope, receive, send)
+            return
+        self.open += 1
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            self.open -= 1
+
+
+class GracefulServer(uvicorn.Server):
+    """A uvicorn server that, told to stop, lets the tool calls in flight finish before it shuts down.
+
+    On SIGINT or SIGTERM it logs how many calls it waits for, waits up to `grace` seconds for them (and for their
+    responses to be written), then cancels any still running (each is answered with a JSON-RPC error saying the
+    server is stopping) and shuts down. A second signal cancels the calls at once; a third exits without waiting.
+
+    Args:
+        config: the uvicorn configuration; its `timeout_graceful_shutdown` bounds uvicorn's own shutdown, which
+            follows (idle connections and open event streams, which close at once).
+        calls: the tool calls in flight (the `ToolServer`).
+        posts: the POST requests in flight (`OpenPosts`, wrapping the app), if counted.
+        grace: seconds the calls in flight may take to finish.
+    """
+
+    def __init__(self, config: uvicorn.Config, calls: _Calls, *, posts: OpenPosts | None = None, grace: float) -> None:
         super().__init__(config)
         self._calls = calls
+        self._posts = posts
+        self._grace = grace
+        self._signals: list[int] = []
         self._drain_until: float | None = None
-        self.interrupted = False
-        """Whether a SIGINT stopped the server (the caller should then raise `KeyboardInterrupt`)."""
+        self._answer_until: float | None = None
+        """Set once the calls were cancelled: how long their answers may take to be written."""
 
     def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        """Start draining on the first signal; shut down on the second. Runs as a signal handler: flags only."""
+        """Note the signal; `on_tick` acts on it. Runs as a signal handler: flags only."""
         del frame
-        self.interrupted = self.interrupted or sig == signal.SIGINT
+        self._signals.append(sig)
+        if len(self._signals) > _SIGNALS_TO_FORCE:
+            self.should_exit = self.force_exit = True
+
+    def stop(self, *, at_once: bool = False) -> None:
+        """Stop as a signal would: after the grace period, or (`at_once`) cancelling the calls in flight now."""
+        now = time.monotonic()
         if self._drain_until is None:
-            self._drain_until = time.monotonic() + (self.config.timeout_graceful_shutdown or 0)
-        elif self.should_exit:
-            self.force_exit = True
-        else:
-            self.should_exit = True
+            self._drain_until = now if at_once else now + self._grace
+        elif at_once:
+            self._drain_until = min(self._drain_until, now)
 
     async def on_tick(self, counter: int) -> bool:
-        """uvicorn's tick (every 0.1 s), which ends the drain once no tool call runs."""
+        """uvicorn's tick (every 0.1 s): starts the drain on a signal, cancels calls past the grace, ends it."""
+        if self._signals and self._drain_until is None:
+            self.stop()
+            self._announce(signal.Signals(self._signals[0]).name)
+        if len(self._signals) > 1 and self._answer_until is None:
+            self.stop(at_once=True)
         if self._drain_until is not None and not self.should_exit:
-            idle = self._calls.active_calls == 0
-            if idle or time.monotonic() >= self._drain_until:
-                self.should_exit = True
+            self._drain(time.monotonic())
         return await super().on_tick(counter)
+
+    def _announce(self, cause: str) -> None:
+        calls = self._calls.active_calls
+        if calls:
+            logger.info(
+                "Stopping (%s): waiting up to %g s for %d tool call%s in flight; a second signal cancels %s now.",
+                cause,
+                self._grace,
+                calls,
+                "" if calls == 1 else "s",
+                "it" if calls == 1 else "them",
+            )
+        else:
+            logger.info("Stopping (%s): no tool call in flight.", cause)
+
+    def _drain(self, now: float) -> None:
+        assert self._drain_until is not None
+        running = self._calls.active_calls
+        if running and now >= self._drain_until and self._answer_until is None:
+            reason = (
+                f"The server is stopping: this call was cancelled after the {self._grace:g} s it was given to "
+                "finish, and may have partly run. Call it again once the server is back."
+            )
+            cancelled = self._calls.cancel_calls(reason)
+            logger.warning(
+                "Cancelling %d tool call%s still running after %g s; %s told the server is stopping.",
+                cancelled,
+                "" if cancelled == 1 else "s",
+                self._grace,
+                "its client is" if cancelled == 1 else "their clients are",
+            )
+            self._answer_until = now + _ANSWER_SLACK
+        answering = self._posts.open if self._posts is not None else 0
+        if running == 0 and answering == 0:
+            self.should_exit = True
+        elif self._answer_until is not None and now >= self._answer_until:
+            logger.warning("%d tool call(s) did not end when cancelled; shutting down without them.", running)
+            self.should_exit = True
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None]:
@@ -313,8 +212,7 @@ class GracefulServer(uvicorn.Server):
 async def run_http(server: GracefulServer, sockets: list[socket.socket]) -> None:
     """Run `server` until a signal or the caller's cancellation stops it, gracefully either way.
 
-    Raises:
-        KeyboardInterrupt: SIGINT stopped the server (after it shut down), as Ctrl-C does elsewhere.
+    A signal is a normal end: this returns once the server has shut down.
     """
     finished = anyio.Event()
     serving = anyio.CancelScope(shield=True)
@@ -334,13 +232,11 @@ async def run_http(server: GracefulServer, sockets: list[socket.socket]) -> None
             try:
                 await finished.wait()
             finally:
-                # Cancelled: shut down as a second signal would, within the grace period (plus uvicorn's slack).
-                server.should_exit = True
+                # Cancelled: shut down as a second signal would (calls cancelled and answered), within bounds.
+                server.stop(at_once=True)
                 with (
                     anyio.CancelScope(shield=True),
-                    anyio.move_on_after((server.config.timeout_graceful_shutdown or 0) + 2),
+                    anyio.move_on_after(_ANSWER_SLACK + (server.config.timeout_graceful_shutdown or 0) + 2),
                 ):
                     await finished.wait()
                 serving.cancel()
-    if server.interrupted:
-        raise KeyboardInterrupt

@@ -279,7 +279,7 @@ class FastLane:
                     answer = {"jsonrpc": "2.0", "id": request_id, "result": result}
                     record.outcome = "tool_error"
                 if scope.cancelled_caught:
-                    error = {"code": REQUEST_CANCELLED, "message": "Request cancelled"}
+                    error = {"code": REQUEST_CANCELLED, "message": self._tool_server.stop_reason or "Request cancelled"}
                     answer = {"jsonrpc": "2.0", "id": request_id, "error": error}
                     record.error_code, record.outcome = REQUEST_CANCELLED, "cancelled"
         finally:

@@ -28,6 +28,7 @@ from mcp.types.methods import SPEC_CLIENT_METHODS
 from pydantic import ValidationError
 
 from gateway.server import tracing
+from gateway.server.running_calls import REQUEST_CANCELLED
 
 __all__ = [
     "OTHER_METHOD",
@@ -53,6 +54,7 @@ _OUTCOMES: Final = {
     types.INVALID_REQUEST: "invalid_request",
     types.PARSE_ERROR: "invalid_request",
     types.INTERNAL_ERROR: "internal_error",
+    REQUEST_CANCELLED: "cancelled",
 }
 """JSON-RPC error codes by outcome name; any other code is `error`."""
 

@@ -14,7 +14,8 @@ from typing import Any, Literal
 import uvicorn
 from mcp.server.stdio import stdio_server
 
-from gateway.server._http_runner import GracefulServer, RequestTimeouts, listen, run_http, timed_protocol
+from gateway.server._http_runner import GracefulServer, OpenPosts, listen, run_http
+from gateway.server._request_deadlines import RequestTimeouts, timed_protocol
 from gateway.server._request_ids import MalformedIdFilter
 from gateway.server.auth import tokens_from_env
 from gateway.server.callback_listener import callback_listener
@@ -35,7 +36,10 @@ logger = logging.getLogger(__name__)
 Transport = Literal["stdio", "sse", "http"]
 METRICS_TOKEN_ENV = "ADK_MCP_GATEWAY_METRICS_TOKEN"
 """The bearer token `/metrics` requires, read when none is given."""
-GRACEFUL_SHUTDOWN_SECONDS = 10.0
+DEFAULT_SHUTDOWN_GRACE = 10.0
+"""Seconds a stopping HTTP server gives the tool calls in flight to finish before it cancels them."""
+_CONNECTIONS_CLOSE = 3
+"""Seconds uvicorn's own shutdown, after the calls ended, waits for connections (idle ones and event streams)."""
 
 
 async def serve_async(
@@ -66,6 +70,7 @@ async def serve_async(
     metrics_sock: socket.socket | None = None,
     http_parser: HttpParserChoice = "auto",
     fast_lane: bool = True,
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE,
 ) -> None:
     """Serve tools until the client disconnects (stdio) or the process is interrupted (HTTP).
 
@@ -103,10 +108,12 @@ async def serve_async(
             `h11` or `httptools` (`gateway.server.event_loop`).
         fast_lane: relay eligible `tools/call` requests of upstream tools below the SDK's server over streamable
             HTTP (`gateway.server.fast_lane`); False sends every request through the SDK.
+        shutdown_grace: on SIGINT or SIGTERM (HTTP), seconds the tool calls in flight may take to finish; then
+            those still running are cancelled, each answered with a JSON-RPC error saying the server is stopping.
+            A signal ends the server normally: this returns.
 
     Raises:
         ConfigError: `host:port` cannot be bound (HTTP); `http_parser` names one that is not installed.
-        KeyboardInterrupt: SIGINT stopped the HTTP server (after its graceful shutdown).
     """
     if isinstance(tools, ToolServer):
         tool_server = tools
@@ -143,8 +150,9 @@ async def serve_async(
         metrics_port=metrics_sock.getsockname()[1] if metrics_sock is not None else None,
         fast_lane=fast_lane,
     )
+    posts = OpenPosts(app)
     config = uvicorn.Config(
-        app,
+        posts,
         host=host,
         port=port,
         lifespan="on",
@@ -152,9 +160,11 @@ async def serve_async(
         ws="none",
         http=timed_protocol(RequestTimeouts(header_timeout=header_timeout, body_timeout=body_timeout), parser),
         log_level="warning",
-        timeout_graceful_shutdown=int(GRACEFUL_SHUTDOWN_SECONDS),
+        # uvicorn's own lines go through the process's logging (its format, and its escaping of what clients send).
+        log_config=None,
+        timeout_graceful_shutdown=_CONNECTIONS_CLOSE,
     )
-    server = GracefulServer(config, tool_server)
+    server = GracefulServer(config, tool_server, posts=posts, grace=shutdown_grace)
     bound_host, bound_port = sock.getsockname()[:2]
     where = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}"
     # Said once the socket listens (a client may connect at once), with the port bound (`--port 0` picks one).

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Generator
 from typing import Any
 
+import anyio
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
@@ -26,6 +26,7 @@ from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import note_session, note_tool
 from gateway.server.policy import Policy
 from gateway.server.round_state import RoundState
+from gateway.server.running_calls import RunningCalls
 from gateway.server.session_records import SessionRecords
 from gateway.server.session_registry import SessionRegistry
 from gateway.server.spent_rounds import SpentRounds
@@ -55,7 +56,7 @@ class ToolCalls:
     """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.fast_lane`)."""
     relayed_listings: int
     """How many `tools/list` pages the fast lane answered from the cache."""
-    _active_calls: int
+    _running_calls: RunningCalls
     _searching: bool
     _sessions: SessionRegistry
     _log_levels: SessionRecords[types.LoggingLevel]
@@ -65,7 +66,7 @@ class ToolCalls:
     @property
     def active_calls(self) -> int:
         """How many `tools/call` requests are running now (an HTTP server drains them before it stops)."""
-        return self._active_calls
+        return self._running_calls.active
 
     # --- sessions and state -------------------------------------------------------------------------------------
 
@@ -145,20 +146,33 @@ class ToolCalls:
             self.relayed_listings += 1
         return page
 
-    @contextlib.contextmanager
-    def running_call(self) -> Generator[None]:
-        """Count a call as running (`active_calls`) while inside."""
-        self._active_calls += 1
-        try:
-            yield
-        finally:
-            self._active_calls -= 1
+    def running_call(
+        self, scope: anyio.CancelScope | None = None
+    ) -> contextlib.AbstractContextManager[anyio.CancelScope]:
+        """Count a call as running (`active_calls`) while inside; yields the scope `cancel_calls` cancels.
+
+        The caller runs the call inside the scope and answers it after a cancellation (`RunningCalls`).
+        """
+        return self._running_calls.running(scope)
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the calls in flight were cancelled (`cancel_calls`); None while the server runs."""
+        return self._running_calls.stop_reason
+
+    def cancel_calls(self, reason: str) -> int:
+        """Cancel every call running now or started later (the server stops); returns how many were running.
+
+        Each is answered with a JSON-RPC error whose message is `reason`.
+        """
+        return self._running_calls.cancel_all(reason)
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        with self.running_call():
+        with self.running_call() as scope, scope:
             return await self._call_tool(ctx, params)
+        raise self._running_calls.stopped_error()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

@@ -28,6 +28,7 @@ from gateway.server.observation import RequestObservation
 from gateway.server.policy import Policy
 from gateway.server.policy_guard import PolicyGuard
 from gateway.server.request_log import RequestLog
+from gateway.server.running_calls import RunningCalls
 from gateway.server.session_records import SessionRecords
 from gateway.server.session_registry import SessionRegistry
 from gateway.server.spent_rounds import SpentRounds
@@ -125,7 +126,7 @@ class ToolServer(ToolCalls):
         self._exit_stack: contextlib.AsyncExitStack | None = None
         self._sessions = SessionRegistry(self.end_session)
         self._log_levels: SessionRecords[types.LoggingLevel] = SessionRecords()
-        self._active_calls = 0
+        self._running_calls = RunningCalls()
         self.relayed_calls = 0
         """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.fast_lane`)."""
         self.relayed_listings = 0

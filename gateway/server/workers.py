@@ -9,10 +9,11 @@ Why not uvicorn's own `workers=`: it needs the app as an import string (a factor
 deadlines. Here each worker is the ordinary single-process server.
 
 Stopping: the workers run in their own sessions, so a terminal's Ctrl-C reaches only the supervisor, which hands
-the signal on once to every worker (a second Ctrl-C, a second time: they stop without draining) and waits for
-them, killing any that outlive the grace period. A worker whose supervisor dies (even by `kill -9`) gets SIGTERM
-from the kernel (`PR_SET_PDEATHSIG`, Linux), so no worker outlives it. A worker that crashes is started again; one
-that exits with a usage or configuration error (2) stops the whole server with that code.
+the signal on once to every worker (a second Ctrl-C, a second time: they cancel their calls in flight at once)
+and waits for them, killing any that outlive their grace period (`serve --shutdown-grace`) by a few seconds. A
+worker whose supervisor dies (even by `kill -9`) gets SIGTERM from the kernel (`PR_SET_PDEATHSIG`, Linux), so no
+worker outlives it. A worker that crashes is started again; one that exits with a usage or configuration error (2)
+stops the whole server with that code.
 
 What workers do not share (each is its own process): handshake-era sessions (an `Mcp-Session-Id` lives in the
 worker that created it, and a client's next connection may reach another), so several workers serve streamable
@@ -42,8 +43,9 @@ logger = logging.getLogger(__name__)
 
 WORKER_EXIT_FATAL: Final = 2
 """A worker exit code that stops the whole server (bad usage or configuration: every new worker would fail too)."""
-STOP_GRACE: Final = 15.0
-"""Seconds the supervisor waits for its workers after passing on a signal (their drain takes up to 10)."""
+STOP_SLACK: Final = 8.0
+"""Seconds beyond the workers' grace period the supervisor waits for them after passing on a signal (a worker
+answers its cancelled calls and closes its connections and upstreams in that time)."""
 _RESTART_DELAY: Final = 1.0
 _PR_SET_PDEATHSIG: Final = 1
 _HANGUP: Final = (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()
@@ -61,13 +63,20 @@ def die_with_supervisor(supervisor: int) -> None:
 
 
 async def supervise(
-    command: Sequence[str], sock: socket.socket, workers: int, env: dict[str, str], *, reloads: bool = False
+    command: Sequence[str],
+    sock: socket.socket,
+    workers: int,
+    env: dict[str, str],
+    *,
+    reloads: bool = False,
+    grace: float = 10.0,
 ) -> int:
     """Run `workers` copies of `command` on `sock` until SIGINT or SIGTERM; returns the exit code.
 
-    `command` gets `--worker-fd FD --worker-of PID` appended. Exit code: 130 after SIGINT, 0 after SIGTERM, 2 if a
-    worker failed with a usage or configuration error. `SIGHUP` is passed on to every worker when they `reloads`
-    (they serve a config, which each re-reads); otherwise it is ignored with a notice, as there is nothing to reload.
+    `command` gets `--worker-fd FD --worker-of PID` appended. Exit code: 0 after SIGINT or SIGTERM, 2 if a
+    worker failed with a usage or configuration error. `grace`: the workers' `--shutdown-grace`. `SIGHUP` is passed
+    on to every worker when they `reloads` (they serve a config, which each re-reads); otherwise it is ignored with a
+    notice, as there is nothing to reload.
     """
     fd = sock.fileno()
     os.set_inheritable(fd, True)
@@ -112,7 +121,9 @@ async def supervise(
                 if sig not in (signal.SIGINT, signal.SIGTERM):
                     hang_up()
                 else:
-                    stop(130 if sig == signal.SIGINT else 0, sig)
+                    if not stopping.is_set():
+                        logger.info("Stopping (%s): passing it on to %d worker(s).", sig.name, len(running))
+                    stop(0, sig)
 
     def hang_up() -> None:
         if not reloads:
@@ -131,7 +142,7 @@ async def supervise(
                     pool.start_soon(worker, index)
                 await stopping.wait()
                 # The workers' tasks end as their processes exit; past the grace period they are killed.
-                pool.cancel_scope.deadline = anyio.current_time() + STOP_GRACE
+                pool.cancel_scope.deadline = anyio.current_time() + grace + STOP_SLACK
             tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):

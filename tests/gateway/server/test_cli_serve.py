@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
 from fixture_tools import TOOLS
-from mcp import types
+from mcp import MCPError, types
 from server_harness import (
     DEADLINE,
     ROOT,
@@ -45,29 +46,37 @@ async def test_serving_on_a_taken_port_is_a_config_error_naming_the_address() ->
 
 
 @pytest.mark.parametrize(
-    ("sent", "era", "exit_code"),
+    ("sent", "era", "seconds", "grace"),
     [
-        pytest.param(signal.SIGTERM, "legacy", 0, id="SIGTERM-exits-0"),
-        pytest.param(signal.SIGINT, "modern", 130, id="SIGINT-exits-130"),
+        pytest.param(signal.SIGTERM, "legacy", 1.0, None, id="SIGTERM-finishes-within-the-default-grace"),
+        pytest.param(signal.SIGINT, "modern", 1.0, None, id="SIGINT-finishes-within-the-default-grace"),
+        pytest.param(signal.SIGINT, "legacy", 600.0, 1.0, id="SIGINT-outlasts-the-grace"),
+        pytest.param(signal.SIGTERM, "modern", 600.0, 1.0, id="SIGTERM-outlasts-the-grace"),
     ],
 )
-async def test_a_signal_stops_the_http_server_after_the_call_in_flight_has_its_result(
-    sent: signal.Signals, era: Era, exit_code: int, state_file: Path
+async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_exits_0(
+    sent: signal.Signals, era: Era, seconds: float, grace: float | None, state_file: Path
 ) -> None:
+    """A call that ends within the grace period has its result; one that does not gets an error saying why."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
     command += ["--port", str(port), "--state", str(state_file)]
+    command += [] if grace is None else ["--shutdown-grace", str(grace)]
+    outcomes: list[types.CallToolResult | MCPError] = []
     async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
         try:
             await wait_until_healthy(base_url)
             started = StartedSignal()
-            results: list[types.CallToolResult] = []
 
             async def slow_call() -> None:
-                results.append(await client.call_tool("slow_job", {"seconds": 1.0}, progress_callback=started))
+                try:
+                    outcomes.append(await client.call_tool("slow_job", {"seconds": seconds}, progress_callback=started))
+                except MCPError as exc:
+                    outcomes.append(exc)
 
             async with connect("http", era, base_url) as client:
+                # A hang detector, not a timing assertion: the grace periods here are far shorter.
                 with anyio.fail_after(DEADLINE):
                     # The SDK's client lists the tools after a call to a tool it has not seen (to check the result
                     # against its output schema); listed first, nothing is sent after the call, and a server that
@@ -78,12 +87,21 @@ async def test_a_signal_stops_the_http_server_after_the_call_in_flight_has_its_r
                         await started.event.wait()
                         process.send_signal(sent)
                     returncode = await process.wait()
+            assert process.stderr is not None
+            log = b"".join([chunk async for chunk in process.stderr]).decode()
         finally:
             if process.returncode is None:
                 process.kill()
-    assert returncode == exit_code
-    (result,) = results
-    assert result.structured_content == {"result": "finished"}
+    assert returncode == 0, log
+    assert f"Stopping ({sent.name}): waiting up to {grace or 10:g} s for 1 tool call in flight" in log
+    (outcome,) = outcomes
+    if grace is None:
+        assert isinstance(outcome, types.CallToolResult), outcome
+        assert outcome.structured_content == {"result": "finished"}
+    else:
+        assert isinstance(outcome, MCPError), outcome
+        assert "server is stopping" in str(outcome), outcome
+        assert "Cancelling 1 tool call still running" in log
 
 
 async def test_serving_on_all_interfaces_warns_naming_allow_host_and_auth_token(state_file: Path) -> None:
@@ -108,3 +126,53 @@ async def test_serving_on_all_interfaces_warns_naming_allow_host_and_auth_token(
     warnings = [line for line in log.splitlines() if " WARNING " in line]
     assert any("--auth-token" in line for line in warnings), log
     assert any("--allow-host" in line for line in warnings), log
+
+
+async def test_a_signal_answers_a_relayed_upstream_call_that_outlasts_the_grace_and_exits_0(tmp_path: Path) -> None:
+    """The gateway relays a handshake-era call of an upstream tool itself (its fast lane): cancelled, it is answered."""
+    upstream_port, gateway_port = free_port(), free_port()
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"up": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
+    serve = [sys.executable, "-m", "gateway.cli", "serve", "--transport", "http"]
+    upstream = [*serve, "--tools", TOOLS_REF, "--port", str(upstream_port), "--state", str(tmp_path / "up.db")]
+    gateway = [*serve, str(config), "--port", str(gateway_port), "--state", str(tmp_path / "gateway.db")]
+    gateway += ["--shutdown-grace", "1"]
+    base_url = f"http://127.0.0.1:{gateway_port}"
+    outcomes: list[types.CallToolResult | MCPError] = []
+    async with await anyio.open_process(upstream, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as up:
+        try:
+            await wait_until_healthy(f"http://127.0.0.1:{upstream_port}")
+            async with await anyio.open_process(gateway, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+                try:
+                    await wait_until_healthy(base_url)
+                    started = StartedSignal()
+
+                    async def slow_call() -> None:
+                        try:
+                            outcomes.append(
+                                await client.call_tool("up_slow_job", {"seconds": 600}, progress_callback=started)
+                            )
+                        except MCPError as exc:
+                            outcomes.append(exc)
+
+                    async with connect("http", "legacy", base_url) as client:
+                        with anyio.fail_after(DEADLINE):
+                            await client.list_tools()
+                            async with anyio.create_task_group() as tg:
+                                tg.start_soon(slow_call)
+                                await started.event.wait()
+                                process.send_signal(signal.SIGINT)
+                            returncode = await process.wait()
+                    assert process.stderr is not None
+                    log = b"".join([chunk async for chunk in process.stderr]).decode()
+                finally:
+                    if process.returncode is None:
+                        process.kill()
+        finally:
+            up.kill()
+    assert returncode == 0, log
+    assert "Stopping (SIGINT): waiting up to 1 s for 1 tool call in flight" in log
+    assert "Cancelling 1 tool call still running" in log
+    (outcome,) = outcomes
+    assert isinstance(outcome, MCPError), outcome
+    assert "server is stopping" in str(outcome), outcome
