@@ -17,10 +17,10 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt
 from pydantic.alias_generators import to_camel
 
-from gateway.server.oauth_settings import DEFAULT_ALGORITHMS, IntrospectionSettings, OAuthSettings
+from gateway.server.oauth_settings import DEFAULT_ALGORITHMS, IntrospectionSettings, OAuthSettings, SignInClientSettings
 from gateway.server.policy import Kind, Policy, PolicyRule, RateLimit
 
-__all__ = ["AuthConfig", "IntrospectionConfig", "PolicyConfig", "RateLimitConfig", "policy_of"]
+__all__ = ["AuthConfig", "IntrospectionConfig", "PolicyConfig", "RateLimitConfig", "SignInClientConfig", "policy_of"]
 
 _MODEL_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, frozen=True)
 
@@ -35,6 +35,17 @@ class IntrospectionConfig(BaseModel):
     endpoint: str | None = None
     """Default: `introspection_endpoint` from the issuer's metadata."""
     cache_seconds: NonNegativeFloat = 60.0
+
+
+class SignInClientConfig(BaseModel):
+    """The gateway's own login client at the issuer (redirect URI `<gateway base URL>/oauth/login`): how a user
+    sign-in's link page learns whose browser opened it."""
+
+    model_config = _MODEL_CONFIG
+
+    client_id: str
+    client_secret: str | None = Field(default=None, repr=False)
+    scopes: list[str] = Field(default_factory=list[str])
 
 
 class AuthConfig(BaseModel):
@@ -56,6 +67,8 @@ class AuthConfig(BaseModel):
     leeway: NonNegativeFloat = 30.0
     principal_claims: list[str] = Field(default_factory=lambda: ["groups"])
     introspection: IntrospectionConfig | None = None
+    sign_in_client: SignInClientConfig | None = None
+    """Needed for tools that sign users in (URL-mode elicitation); without it such a tool gets an error."""
     jwks_refetch_interval: NonNegativeFloat = 30.0
     jwks_max_age: PositiveFloat = 600.0
 
@@ -86,6 +99,13 @@ class AuthConfig(BaseModel):
             ),
             jwks_refetch_interval=self.jwks_refetch_interval,
             jwks_max_age=self.jwks_max_age,
+            sign_in_client=None
+            if self.sign_in_client is None
+            else SignInClientSettings(
+                client_id=self.sign_in_client.client_id,
+                client_secret=self.sign_in_client.client_secret,
+                scopes=tuple(self.sign_in_client.scopes),
+            ),
         )
 
 

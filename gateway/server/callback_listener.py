@@ -1,9 +1,10 @@
 """The sign-in callback on loopback, for a server with no HTTP front of its own (stdio).
 
 A stdio server's sign-ins need somewhere for the provider to send the browser back to: `callback_listener` serves
-`GET /oauth/callback` alone on `127.0.0.1` (the port of a configured loopback `callback_url`, else a free one) for
-as long as the server runs. Loopback redirect URIs are what RFC 8252 prescribes for native apps; register
-`http://127.0.0.1:PORT/oauth/callback` with the provider (fix the port with `callback_url`).
+the sign-in routes (the link's page, `GET /oauth/callback`, the entry page) alone on `127.0.0.1` (the port of a
+configured loopback `callback_url`, else a free one) for as long as the server runs. Loopback redirect URIs are
+what RFC 8252 prescribes for native apps; register `http://127.0.0.1:PORT/oauth/callback` with the provider (fix the
+port with `callback_url`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gateway.server._http_runner import listen
 from gateway.server.credential_requests import ServerCredentials
 from gateway.server.secret_entry import ENTRY_PATH, entry_endpoint
 from gateway.server.sign_in import CALLBACK_PATH
+from gateway.server.sign_in_link import SignInLinks
 
 __all__ = ["callback_listener"]
 
@@ -62,6 +64,7 @@ async def callback_listener(credentials: ServerCredentials) -> AsyncGenerator[st
         routes=[
             Route(CALLBACK_PATH, sign_ins.callback, methods=["GET"]),
             Route(ENTRY_PATH, entry_endpoint(sign_ins), methods=["GET", "POST"]),
+            *SignInLinks(sign_ins).routes(),
         ]
     )
     server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))

@@ -5,10 +5,11 @@ Per call, the principal's stored credentials are loaded (those whose access toke
 
 1. a stored OAuth2 credential with a refresh token is refreshed first (once per call), without asking anyone;
 2. otherwise (no credential, the refresh refused, or the tool rejected what it was given) the user signs in:
-   the server sends the authorization URL as a URL-mode elicitation (a push `elicitation/create` in the handshake
-   era, an `InputRequiredResult` round in 2026-07-28), waits for its callback route to receive the code and store
-   the credential, sends `notifications/elicitation/complete` (handshake era), and the tool runs again — one
-   client-visible `tools/call`;
+   the server sends its own sign-in link (`gateway.server.sign_in_link`: it makes sure the browser is the calling
+   user's, then sends it on to the provider's authorization URL) as a URL-mode elicitation (a push
+   `elicitation/create` in the handshake era, an `InputRequiredResult` round in 2026-07-28), waits for its callback
+   route to receive the code and store the credential, sends `notifications/elicitation/complete` (handshake era),
+   and the tool runs again — one client-visible `tools/call`;
 3. a client without URL elicitation gets an `isError` result naming the sign-in URL: sign in, then call again.
 
 A tool that asks again right after a sign-in in the same call gets an error, not another sign-in: no loop.
@@ -31,7 +32,7 @@ from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
 from gateway.server.oauth_tokens import TokenError, TokenRequest
 from gateway.server.secret_entry import ENTRY_PATH, entry_fields
-from gateway.server.sign_in import CALLBACK_PATH, SignIns, authorization_endpoints
+from gateway.server.sign_in import CALLBACK_PATH, LINK_PATH, SignIns, authorization_endpoints
 from gateway.server.sign_in_records import SignInRecords
 from gateway.state import StateStore
 from gateway.state.credential_store import CREDENTIAL_KEY_ENV, CredentialKeys, CredentialStore
@@ -215,17 +216,20 @@ class CallCredentials:
                 "return to. Serve it over HTTP, or configure its callback URL."
             )
         sign_ins = self._server.sign_ins
+        if sign_ins.unverifiable is not None:
+            return _error(f"Tool {self._tool} needs you to sign in, but {sign_ins.unverifiable}")
+        base = callback_url.removesuffix(CALLBACK_PATH)
         owner = {
             "principal": self._identity.principal,
             "session_owner": self._identity.session_owner,
             "tool_name": self._tool,
+            "link": base + LINK_PATH,
         }
         try:
             if oauth:
                 pending = await sign_ins.begin(config, redirect_uri=callback_url, **owner)
             else:
-                page_url = callback_url.removesuffix(CALLBACK_PATH) + ENTRY_PATH
-                pending = await sign_ins.begin_entry(config, page_url=page_url, **owner)
+                pending = await sign_ins.begin_entry(config, page_url=base + ENTRY_PATH, **owner)
         except ValueError as exc:
             return _error(f"Tool {self._tool} asked for a sign-in this server cannot start: {exc}")
         message = (
@@ -234,11 +238,11 @@ class CallCredentials:
             else f"Enter your credential for {self._tool} on this server's page at {pending.provider}."
         )
         try:
-            answer = await self._features.elicit_url(message, pending.url, pending.elicitation_id)
+            answer = await self._features.elicit_url(message, pending.link, pending.elicitation_id)
         except ServiceNotConfiguredError:
             return _error(
                 f"Sign-in required: {self._tool} needs you to sign in at {pending.provider}. Open this URL in a "
-                f"browser and sign in, then call the tool again: {pending.url}"
+                f"browser and sign in, then call the tool again: {pending.link}"
             )
         if answer.action != "accept":
             await sign_ins.finished(pending)

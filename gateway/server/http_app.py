@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncGenerator, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs
 
 import anyio
@@ -31,6 +31,7 @@ from gateway.errors import ConfigError, MissingExtraError
 from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.fast_lane import FastLane
+from gateway.server.gateway_login import GatewayLogin
 from gateway.server.health import health_endpoint
 from gateway.server.host_check import HostCheck
 from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
@@ -38,8 +39,12 @@ from gateway.server.identity import connection_id
 from gateway.server.oauth_settings import OAuthSettings
 from gateway.server.protected_resource import BearerGuard, resource_metadata_routes
 from gateway.server.secret_entry import ENTRY_PATH, entry_endpoint
-from gateway.server.sign_in import CALLBACK_PATH
+from gateway.server.sign_in import CALLBACK_PATH, SignIns
+from gateway.server.sign_in_link import SignInLinks
 from gateway.server.tool_server import ToolServer
+
+if TYPE_CHECKING:
+    from gateway.server.token_verifier import OAuthTokenVerifier
 
 __all__ = ["DEFAULT_MAX_BODY", "DEFAULT_SESSION_IDLE_TIMEOUT", "create_app"]
 
@@ -221,8 +226,10 @@ def create_app(
     if tool_server.credentials is not None:
         # The browser returning from a sign-in carries no bearer token; the single-use `state` is its credential.
         sign_ins = tool_server.credentials.sign_ins
+        _check_sign_ins(sign_ins, oauth, oauth_verifier, static_tokens=bool(auth_tokens))
         routes.append(Route(CALLBACK_PATH, sign_ins.callback, methods=["GET"]))
         routes.append(Route(ENTRY_PATH, entry_endpoint(sign_ins), methods=["GET", "POST"]))
+        routes.extend(SignInLinks(sign_ins).routes())
     middleware: list[Middleware] = []
     if verifiers:
         verifier = verifiers[0] if len(verifiers) == 1 else _FirstAccepting(verifiers)
@@ -249,6 +256,20 @@ def create_app(
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.fast_lane = lane
     return app
+
+
+def _check_sign_ins(
+    sign_ins: SignIns, oauth: OAuthSettings | None, verifier: OAuthTokenVerifier | None, *, static_tokens: bool
+) -> None:
+    """Tell the sign-ins how a link's page learns whose browser opened it (`gateway.server.sign_in_link`)."""
+    if oauth is not None and oauth.sign_in_client is not None and verifier is not None:
+        sign_ins.login = GatewayLogin(oauth.sign_in_client, oauth, verifier)
+    elif oauth is not None or static_tokens:
+        # Several principals, and no way to tell whose a browser is: a link could be finished by anyone it reached.
+        sign_ins.unverifiable = (
+            "this server cannot verify who opens a sign-in link: it needs its own login client at its "
+            "authorization server (auth.signInClient in the config, OAuthSettings.sign_in_client) for that."
+        )
 
 
 class _FirstAccepting:

@@ -8,7 +8,7 @@ from urllib.parse import urlparse
 
 from gateway.errors import ConfigError
 
-__all__ = ["DEFAULT_ALGORITHMS", "IntrospectionSettings", "OAuthSettings"]
+__all__ = ["DEFAULT_ALGORITHMS", "IntrospectionSettings", "OAuthSettings", "SignInClientSettings"]
 
 DEFAULT_ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 """Asymmetric signatures only: the keys come from a public JWKS, so a shared-secret (HS*) algorithm would let
@@ -33,6 +33,23 @@ class IntrospectionSettings:
 
 
 @dataclass(frozen=True)
+class SignInClientSettings:
+    """The gateway's own OAuth client at the authorization server, to learn whose browser opened a sign-in link.
+
+    Register it with the redirect URI `<gateway base URL>/oauth/login` and the authorization-code grant.
+
+    Attributes:
+        client_id: its client id.
+        client_secret: its secret (None: a public client).
+        scopes: scopes its login asks for (default: `required_scopes`).
+    """
+
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
+    scopes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class OAuthSettings:
     """The gateway as an OAuth 2.1 resource server (MCP authorization spec; RFC 9728, RFC 8707, RFC 9068).
 
@@ -53,6 +70,9 @@ class OAuthSettings:
             unknown `kid`, the age of the set, a failed fetch to retry).
         jwks_max_age: seconds after which the JWKS is fetched again in the background (retired keys drop out);
             meanwhile, and while that fetch fails, tokens are checked against the cached keys.
+        sign_in_client: the gateway's login client, which user sign-ins (URL-mode elicitation) need: the link's page
+            logs the browser in to learn its user, and only the principal who asked may finish the sign-in. None:
+            tools cannot sign users in (a call that needs it gets an error naming this setting).
     """
 
     issuer: str
@@ -67,6 +87,7 @@ class OAuthSettings:
     introspection: IntrospectionSettings | None = None
     jwks_refetch_interval: float = 30.0
     jwks_max_age: float = 600.0
+    sign_in_client: SignInClientSettings | None = None
 
     def __post_init__(self) -> None:
         for name, url in (("issuer", self.issuer), ("resource", self.resource), ("jwksUri", self.jwks_uri)):

@@ -3,9 +3,10 @@
 MCP forbids asking for secrets through form elicitation (2025-11-25: "Servers MUST NOT use form mode elicitation to
 request sensitive information"); they go through URL mode instead, to a page outside the MCP client. For a tool
 whose `AuthConfig` has an `APIKey`, `HTTPBearer` or `HTTPBase` scheme, the server sends the user (URL-mode
-elicitation) to `GET /oauth/secret?state=…`, a form; its `POST` stores the secret as the user's credential, once per
-`state` (single-use, expiring, bound to principal, session, tool and credential key, as a sign-in's), and the call
-waiting for it runs the tool again.
+elicitation) to its sign-in link (`gateway.server.sign_in_link`), which binds the user's browser and goes on to
+`GET /oauth/secret?state=…`, a form that only that browser may see or submit; its `POST` stores the secret as the
+user's credential, once per `state` (single-use, expiring, bound to principal, session, tool and credential key, as
+a sign-in's), and the call waiting for it runs the tool again.
 """
 
 from __future__ import annotations
@@ -64,6 +65,15 @@ def _credential(config: AuthConfig, values: dict[str, str]) -> AuthCredential:
     )
 
 
+def _not_this_browser() -> Response:
+    return page(
+        403,
+        "Not this browser",
+        "This page belongs to a sign-in link opened in another browser; only that browser can enter the credential. "
+        "Nothing was stored. Open the link from your MCP client.",
+    )
+
+
 def entry_endpoint(sign_ins: SignIns) -> Callable[[Request], Awaitable[Response]]:
     """`GET` and `POST /oauth/secret` over `sign_ins` (see the module docstring)."""
 
@@ -73,6 +83,8 @@ def entry_endpoint(sign_ins: SignIns) -> Callable[[Request], Awaitable[Response]
             fields = entry_fields(pending.auth_config) if pending is not None and pending.tokens is None else None
             if pending is None or fields is None:
                 return invalid_link_page()
+            if not await sign_ins.from_bound_browser(pending, request):
+                return _not_this_browser()
             inputs = "".join(
                 f"<p><label>{html.escape(label)} <input name='{name}' type='{kind}' required "
                 f"autocomplete='off' maxlength='{_MAX_LENGTH}'></label></p>"
@@ -91,6 +103,8 @@ def entry_endpoint(sign_ins: SignIns) -> Callable[[Request], Awaitable[Response]
         fields = entry_fields(found.auth_config) if found is not None and found.tokens is None else None
         if found is None or fields is None:
             return invalid_link_page()
+        if not await sign_ins.from_bound_browser(found, request):
+            return _not_this_browser()
         values = {name: str(form_data.get(name, "")) for name, _, _ in fields}
         if any(not value or len(value) > _MAX_LENGTH for value in values.values()):
             return page(400, "Not saved", "Fill in every field (at most 8192 characters each) and try again.")

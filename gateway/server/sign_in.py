@@ -2,44 +2,49 @@
 
 One sign-in: the server makes a PKCE S256 verifier and a `state` (32 random bytes, bound to the principal, the
 session, the tool and the credential key; it expires after `lifetime` seconds and is accepted once), builds the
-provider's authorization URL with the server's own callback as `redirect_uri`, and hands it to the client (URL-mode
-elicitation). The provider redirects the browser to `GET /oauth/callback?code=…&state=…`; the server exchanges the
-code (once: the state is spent before the exchange), stores the credential for the principal, and wakes the call
-that waits for it.
+provider's authorization URL with the server's own callback as `redirect_uri`, and hands the client (URL-mode
+elicitation) its own link page instead (`LINK_PATH`, `gateway.server.sign_in_link`), which makes sure the browser is
+the calling user's, binds the sign-in to that browser, and only then sends it on to the provider. The provider
+redirects the browser to `GET /oauth/callback?code=…&state=…`; the server checks that it is the bound browser,
+exchanges the code (once: the state is spent before the exchange), stores the credential for the principal, and
+wakes the call that waits for it.
 
 A callback with an unknown, spent or expired `state`, or with the provider's `error`, does nothing but show a page
-saying so. Pending sign-ins are also kept in the state store (`gateway.server.sign_in_records`), so the callback
-may reach any process sharing it (`serve --workers`, replicas): the one it reaches completes the sign-in, and the
-call waiting in the process that started it learns the outcome from the store.
+saying so; one from another browser than the bound one ends the sign-in without storing anything, and says why.
+Pending sign-ins are also kept in the state store (`gateway.server.sign_in_records`), so the callback may reach any
+process sharing it (`serve --workers`, replicas): the one it reaches completes the sign-in, and the call waiting in
+the process that started it learns the outcome from the store.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import logging
 import secrets
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 from urllib.parse import urlencode, urlparse
 
 import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
-from gateway.server.oauth_tokens import TokenError, TokenRequest
+from gateway.server.gateway_login import GatewayLogin
+from gateway.server.oauth_tokens import TokenError
+from gateway.server.pending_sign_in import PendingSignIn, pkce_challenge
+from gateway.server.sign_in_browser import presented
 from gateway.server.sign_in_pages import invalid_link_page, page
 from gateway.server.sign_in_records import SignInRecords
 from gateway.state.credential_store import CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2, OAuth2Auth, OpenIdConnectWithConfig
 
-__all__ = ["CALLBACK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints"]
+__all__ = ["CALLBACK_PATH", "LINK_PATH", "PendingSignIn", "SignIns", "authorization_endpoints"]
 
 logger = logging.getLogger(__name__)
 
 CALLBACK_PATH: Final = "/oauth/callback"
+LINK_PATH: Final = "/oauth/sign-in"
+"""The gateway's own page a sign-in link opens (`gateway.server.sign_in_link`)."""
 DEFAULT_LIFETIME: Final = 600.0
 MAX_PENDING: Final = 10_000
 _POLL_INTERVAL: Final = 0.5
@@ -55,88 +60,6 @@ def authorization_endpoints(config: AuthConfig) -> tuple[str, str, list[str]] | 
     if isinstance(scheme, OpenIdConnectWithConfig):
         return scheme.authorization_endpoint, scheme.token_endpoint, list(scheme.scopes or [])
     return None
-
-
-def _challenge(verifier: str) -> str:
-    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-
-
-@dataclass(eq=False)
-class PendingSignIn:
-    """One sign-in in flight: what the callback needs, and how the waiting call learns the outcome."""
-
-    state: str
-    elicitation_id: str
-    principal: str
-    owner: tuple[str, str, str]
-    """(session owner, tool name, credential key): a later round of the same call finds the same sign-in."""
-    credential_key: str
-    url: str
-    redirect_uri: str
-    code_verifier: str
-    token_url: str | None
-    """The OAuth2 client's token endpoint; None for a secret the user enters on the server's own page."""
-    client: OAuth2Auth | None
-    auth_config: AuthConfig
-    expires_at: float
-    """When the link expires (`time.time()`: processes compare it)."""
-    done: anyio.Event = field(default_factory=anyio.Event)
-    credential: AuthCredential | None = None
-    failure: str | None = None
-
-    @property
-    def tokens(self) -> TokenRequest | None:
-        """Requests to the token endpoint as the OAuth2 client; None for a secret entered on the server's page."""
-        if self.token_url is None or self.client is None:
-            return None
-        return TokenRequest(self.token_url, self.client)
-
-    def record(self) -> dict[str, Any]:
-        """What another process needs to complete this sign-in (`from_record`)."""
-        return {
-            "state": self.state,
-            "elicitationId": self.elicitation_id,
-            "principal": self.principal,
-            "owner": list(self.owner),
-            "credentialKey": self.credential_key,
-            "url": self.url,
-            "redirectUri": self.redirect_uri,
-            "codeVerifier": self.code_verifier,
-            "tokenUrl": self.token_url,
-            "client": None if self.client is None else self.client.model_dump(mode="json", exclude_none=True),
-            "authConfig": self.auth_config.model_dump(by_alias=True, mode="json", exclude_none=True),
-            "expiresAt": self.expires_at,
-        }
-
-    @classmethod
-    def from_record(cls, record: dict[str, Any]) -> PendingSignIn:
-        """The sign-in another process wrote (`record`)."""
-        session_owner, tool_name, key = record["owner"]
-        client = record["client"]
-        return cls(
-            state=record["state"],
-            elicitation_id=record["elicitationId"],
-            principal=record["principal"],
-            owner=(session_owner, tool_name, key),
-            credential_key=record["credentialKey"],
-            url=record["url"],
-            redirect_uri=record["redirectUri"],
-            code_verifier=record["codeVerifier"],
-            token_url=record["tokenUrl"],
-            client=None if client is None else OAuth2Auth.model_validate(client),
-            auth_config=AuthConfig.model_validate(record["authConfig"]),
-            expires_at=record["expiresAt"],
-        )
-
-    @property
-    def provider(self) -> str:
-        """The host the user signs in at (for messages)."""
-        return urlparse(self.url).netloc
-
-    @property
-    def valid(self) -> bool:
-        """Whether the sign-in can still complete (not expired, not completed or failed)."""
-        return self.expires_at >= time.time() and not self.done.is_set()
 
 
 class SignIns:
@@ -160,11 +83,51 @@ class SignIns:
         self._records = records(lifetime) if records is not None else None
         self._by_state: dict[str, PendingSignIn] = {}
         self._by_owner: dict[tuple[str, str, str], PendingSignIn] = {}
+        self.login: GatewayLogin | None = None
+        """How a link's page learns whose browser opened it: the gateway's own login at its authorization server.
+        None: the first browser to open a link is taken as the user's (right only for a server with one user)."""
+        self.unverifiable: str | None = None
+        """Why no sign-in may start: the server tells principals apart but has no way to tell whose a browser is."""
+
+    @property
+    def lifetime(self) -> float:
+        """Seconds a sign-in link stays valid."""
+        return self._lifetime
+
+    async def bound_browser(self, pending: PendingSignIn) -> str | None:
+        """The digest of the browser cookie `pending` is bound to (`gateway.server.sign_in_browser`); None: none yet."""
+        if self._records is not None:
+            return await self._records.browser(pending.state)
+        return pending.browser
+
+    async def bind_browser(self, pending: PendingSignIn, digest: str, *, first: bool) -> bool:
+        """Bind `pending` to the browser whose cookie has `digest`; with `first`, only if no browser is bound yet
+        (returns whether it is bound to that browser now)."""
+        if self._records is not None:
+            return await self._records.bind(pending.state, digest, first=first)
+        if first and pending.browser is not None:
+            return pending.browser == digest
+        pending.browser = digest
+        return True
+
+    async def from_bound_browser(self, pending: PendingSignIn, request: Request) -> bool:
+        """Whether `request` comes from the browser `pending` is bound to."""
+        return presented(request, pending.state, await self.bound_browser(pending))
+
+    async def refuse(self, state: str, reason: str) -> bool:
+        """End the sign-in `state` names without a credential, saying why to its call; False if it was no longer
+        pending (used, expired, or taken by another process)."""
+        pending = await self.take(state)
+        if pending is None:
+            return False
+        await self.fail(pending, reason)
+        return True
 
     async def begin(
-        self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, redirect_uri: str
+        self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, redirect_uri: str, link: str
     ) -> PendingSignIn:
-        """The sign-in for this session, tool and credential: the one in flight, or a new one.
+        """The sign-in for this session, tool and credential: the one in flight, or a new one (`link`: the URL of
+        the gateway's link page, `LINK_PATH`).
 
         Raises:
             ValueError: the scheme has no authorization-code flow, or the config names no OAuth2 client id.
@@ -183,7 +146,7 @@ class SignIns:
             "response_type": "code",
             "client_id": raw.client_id,
             "redirect_uri": redirect,
-            "code_challenge": _challenge(verifier),
+            "code_challenge": pkce_challenge(verifier),
             "code_challenge_method": "S256",
         }
         if scopes:
@@ -206,13 +169,14 @@ class SignIns:
             code_verifier=verifier,
             token_url=token_url,
             client=client,
+            link=link,
         )
 
     async def begin_entry(
-        self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, page_url: str
+        self, config: AuthConfig, *, principal: str, session_owner: str, tool_name: str, page_url: str, link: str
     ) -> PendingSignIn:
         """The entry of a secret (API key, token) on the server's own page at `page_url`: in flight, or new."""
-        return await self._begin(config, (principal, session_owner, tool_name), page_url, {})
+        return await self._begin(config, (principal, session_owner, tool_name), page_url, {}, link=link)
 
     async def _begin(
         self,
@@ -225,6 +189,7 @@ class SignIns:
         code_verifier: str = "",
         token_url: str | None = None,
         client: OAuth2Auth | None = None,
+        link: str,
     ) -> PendingSignIn:
         """The sign-in in flight for (principal, session owner, tool) and the credential key, or a new one sending
         the user to `url` with `query` and a fresh `state`."""
@@ -249,6 +214,7 @@ class SignIns:
             client=client,
             auth_config=config,
             expires_at=time.time() + self._lifetime,
+            link=f"{link}?{urlencode({'state': state})}",
         )
         if self._records is not None:
             await self._records.save(state, pending.record())
@@ -296,8 +262,9 @@ class SignIns:
 
     def _in_flight(self, owner: tuple[str, str, str]) -> PendingSignIn | None:
         self._forget_expired()
-        pending = self._by_owner.get(owner)
-        return pending if pending is not None and pending.failure is None else None
+        # A failed one too, until its call has been told (`wait` forgets it then): a 2026-07-28 client's next round
+        # of the same call must learn why, not be sent a new link.
+        return self._by_owner.get(owner)
 
     def _register(self, pending: PendingSignIn) -> PendingSignIn:
         if len(self._by_state) >= MAX_PENDING:
@@ -348,6 +315,21 @@ class SignIns:
         """`GET /oauth/callback`: complete the sign-in `state` names, once."""
         state = request.query_params.get("state", "")
         found = await self.peek(state)
+        if found is not None and found.tokens is not None and not await self.from_bound_browser(found, request):
+            # The provider's URL was carried away from the browser the link's page bound (forwarded, or the
+            # state lifted from it): whoever signed in here is not known to be the user who asked.
+            reason = (
+                f"The sign-in at {found.provider} was finished in a browser that did not open this sign-in's link, "
+                "so nothing was stored"
+            )
+            if not await self.refuse(state, reason):
+                return invalid_link_page()
+            return page(
+                403,
+                "Sign-in refused",
+                f"{reason}. Only the browser that opened the link from the MCP client can finish it; if someone sent "
+                "you this link, you do not need to do anything.",
+            )
         pending = await self.take(state) if found is not None and found.tokens is not None else None
         if pending is None or pending.tokens is None:
             return invalid_link_page()
@@ -378,5 +360,5 @@ class SignIns:
 
     def _forget_expired(self) -> None:
         now = time.time()
-        for pending in [p for p in self._by_owner.values() if p.expires_at < now and not p.done.is_set()]:
+        for pending in [p for p in self._by_owner.values() if p.expires_at < now and p.credential is None]:
             self._drop(pending)

@@ -6,7 +6,8 @@ state store (SQLite, Redis, ... shared by those processes), sealed with the cred
 verifier and the OAuth client), under a row named by a digest of its `state` (the `state` itself, a bearer secret,
 is never a key). Taking it is a compare-and-set on that row (`StateStore.apply` with `expected`), so of any number
 of processes presented the same `state`, one takes it, once. Its outcome (done, or why it failed) is written next to
-it for the process whose call waits for it; that process deletes both rows. Rows of sign-ins nobody finished are
+it for the process whose call waits for it; that process deletes the rows. The browser the sign-in is bound to
+(a digest of its cookie) is a third row, set by compare-and-set. Rows of sign-ins nobody finished are
 swept once they are older than a sign-in can live.
 """
 
@@ -21,6 +22,7 @@ from typing import Any, Final
 from gateway.errors import StateConflictError
 from gateway.state import StateScope, StateStore
 from gateway.state.credential_store import CredentialKeys
+from gateway.state.store import ABSENT
 
 __all__ = ["SignInRecords"]
 
@@ -28,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 _RECORD: Final = "sign-in"
 _OUTCOME: Final = "outcome"
+_BROWSER: Final = "browser"
 _SWEEP_EVERY: Final = 60.0
 
 
@@ -75,6 +78,27 @@ class SignInRecords:
         except StateConflictError:
             return None  # another process took it first
         return record
+
+    async def browser(self, state: str) -> str | None:
+        """The digest of the browser cookie the sign-in is bound to, if any (`gateway.server.sign_in_browser`)."""
+        if not state:
+            return None
+        found = (await self._store.load(self._scope(state)[0])).get(_BROWSER)
+        return found if isinstance(found, str) else None
+
+    async def bind(self, state: str, digest: str, *, first: bool) -> bool:
+        """Bind the sign-in to the browser whose cookie has `digest` (with `first`: only if no browser is bound
+        yet, a compare-and-set, so of two browsers opening the link at once one wins); whether it is bound to it."""
+        scope = self._scope(state)[0]
+        current = await self.browser(state)
+        if first and current is not None:
+            return current == digest
+        try:
+            seen = ABSENT if current is None else current
+            await self._store.apply(scope, {_BROWSER: digest}, expected={_BROWSER: seen})
+        except StateConflictError:
+            return await self.browser(state) == digest
+        return True
 
     async def finish(self, state: str, outcome: dict[str, Any]) -> None:
         """Say how a taken sign-in ended (`{"done": true}` or `{"failure": reason}`) for the call waiting for it."""

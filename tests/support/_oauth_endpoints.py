@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import secrets
 import time
 from collections.abc import Mapping
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlencode, urlparse
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class Endpoints:
             *([Route(f"{p}/.well-known/openid-configuration", metadata)] if p else []),
             Route(f"{p}/jwks", jwks),
             Route(f"{p}/authorize", self._authorize),
+            Route(f"{p}/login", self._login),
             Route(f"{p}/token", self._guarded(self._token), methods=["POST"]),
             Route(f"{p}/register", self._guarded(self._register), methods=["POST"]),
             Route(f"{p}/introspect", self._guarded(self._introspect), methods=["POST"]),
@@ -123,6 +125,13 @@ class Endpoints:
             raise OAuthProviderError("invalid_client", "wrong or missing client secret", 401)
         return client
 
+    async def _login(self, request: Request) -> Response:
+        """`GET /login?user=NAME`: this browser is signed in as NAME from now on (a cookie; no password)."""
+        user = request.query_params.get("user", "")
+        response = HTMLResponse(f"<!doctype html><title>Signed in</title><p id='user'>{html.escape(user)}</p>")
+        response.set_cookie(self.provider.login_cookie, user, httponly=True, samesite="lax")
+        return response
+
     async def _authorize(self, request: Request) -> Response:
         q = request.query_params
         client = self.provider.clients.get(q.get("client_id", ""))
@@ -139,7 +148,7 @@ class Endpoints:
         scopes = q.get("scope", "").split()
         self.provider.codes[code] = Grant(
             client.client_id,
-            self.provider.user,
+            request.cookies.get(self.provider.login_cookie) or self.provider.user,
             scopes,
             q.get("resource"),
             dict(self.provider.user_claims),

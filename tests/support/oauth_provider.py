@@ -12,8 +12,9 @@ It serves, over real HTTP on `127.0.0.1` (a random port), signing with `joserfc`
 - `{path}/token`: `client_credentials`, `authorization_code` (PKCE S256 required), `refresh_token` (rotated:
   each refresh token works once; `revoke()` ends one), RFC 8693 token exchange (the new token carries
   `act: {"sub": <client_id>}`);
-- `{path}/authorize`, which approves as `provider.user` without any UI and redirects with `code` and `state`
-  (`provider.browser()` is a test "browser" for `mcp.client.auth.OAuthClientProvider`);
+- `{path}/authorize`, which approves without any UI and redirects with `code` and `state`: as the user a real browser
+  signed in as at `{path}/login?user=NAME` (a cookie), else as `provider.user` (`provider.browser()` is a test
+  "browser" for `mcp.client.auth.OAuthClientProvider`);
 - RFC 7591 dynamic client registration at `{path}/register`;
 - RFC 7662 introspection at `{path}/introspect` (client authentication required) for JWTs and for opaque
   tokens from `mint_opaque()`; RFC 7009 revocation at `{path}/revoke`.
@@ -101,6 +102,16 @@ class OAuthProvider:
     def origin(self) -> str:
         """`http://127.0.0.1:PORT`."""
         return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def login_cookie(self) -> str:
+        """The cookie that says who a browser signed in as at `/login` (named per port: cookies ignore ports)."""
+        return f"oauth_provider_user_{self._port}"
+
+    @property
+    def login_url(self) -> str:
+        """`/login`: open `login_url + "?user=NAME"` in a browser to sign it in as NAME."""
+        return f"{self.issuer}/login"
 
     @property
     def issuer(self) -> str:

@@ -113,7 +113,9 @@ async def test_a_user_who_has_not_signed_in_sees_a_sign_in_tool_that_signs_them_
                 signed_in = await client.call_tool("docs_sign_in", {})
                 assert not signed_in.is_error, signed_in
                 assert len(browser.asked) == 1
-                assert browser.asked[0].url.startswith(upstream.provider.authorization_endpoint + "?")
+                assert browser.asked[0].url.startswith(f"{base_url}/oauth/sign-in?state=")
+                onward = browser.pages[0].history[0].headers["location"]
+                assert onward.startswith(upstream.provider.authorization_endpoint + "?")
                 assert browser.pages[0].status_code == 200
                 assert "docs_whoami" in str(signed_in.structured_content)
                 if era == "legacy":
@@ -179,7 +181,8 @@ async def test_a_toolset_from_a_gateway_config_served_through_the_hub_signs_each
     assert [tool.name for tool in before.tools] == ["docs_sign_in"]
     assert not signed_in.is_error, signed_in
     assert len(browser.asked) == 1
-    assert browser.asked[0].url.startswith(upstream.provider.authorization_endpoint + "?")
+    assert browser.asked[0].url.startswith(f"{base_url}/oauth/sign-in?state=")
+    assert browser.pages[0].history[0].headers["location"].startswith(upstream.provider.authorization_endpoint + "?")
     assert [tool.name for tool in after.tools] == ["docs_whoami"]
     assert not answer.is_error, answer
     assert answer.structured_content is not None

@@ -43,8 +43,11 @@ async def test_a_tool_that_requests_a_sign_in_completes_in_one_call_after_the_us
         assert result.structured_content == {"user": "alice", "scope": "calendar.read", "events": ["standup"]}
         assert len(browser.asked) == 1
         asked = browser.asked[0]
-        assert asked.url.startswith(api.provider.authorization_endpoint + "?")
-        assert "code_challenge_method=S256" in asked.url
+        # The link is the server's own page; it binds the browser, then sends it on to the provider.
+        assert asked.url.startswith(f"{base_url}/oauth/sign-in?state=")
+        onward = browser.pages[0].history[0].headers["location"]
+        assert onward.startswith(api.provider.authorization_endpoint + "?")
+        assert "code_challenge_method=S256" in onward
         assert browser.pages[0].status_code == 200
         assert "signed in" in browser.pages[0].text
         if era == "legacy":
@@ -96,13 +99,13 @@ async def test_a_tool_that_rejects_every_credential_gets_one_sign_in_then_an_err
 @pytest.mark.anyio
 @pytest.mark.parametrize("era", ERAS)
 async def test_a_client_without_url_elicitation_is_told_the_sign_in_url_and_the_next_call_works(era: Era) -> None:
-    async with signing_in_server() as (base_url, api, _server):
+    async with signing_in_server() as (base_url, _api, _server):
         result = await call(base_url, era, None)
         assert result.is_error
         text = result.content[0].text  # type: ignore[union-attr]
         assert "Sign-in required" in text
         url = text.rpartition(": ")[2]
-        assert url.startswith(api.provider.authorization_endpoint)
+        assert url.startswith(f"{base_url}/oauth/sign-in?state=")
         page = await open_url(url)
         assert page.status_code == 200
         result = await call(base_url, era, None)
@@ -129,7 +132,8 @@ async def test_a_callback_with_a_wrong_replayed_or_missing_state_does_nothing_bu
             async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
                 assert isinstance(params, types.ElicitRequestURLParams)
                 async with httpx2.AsyncClient(timeout=DEADLINE) as http:
-                    redirect = (await http.get(params.url)).headers["location"]
+                    onward = (await http.get(params.url)).headers["location"]  # the link binds this client
+                    redirect = (await http.get(onward)).headers["location"]
                     landed.append(redirect)
                     forged = redirect.replace("state=", "state=x")
                     assert (await http.get(forged)).status_code == 400
@@ -207,11 +211,11 @@ class KeyPad(Browser):
         assert isinstance(params, types.ElicitRequestURLParams), params
         self.asked.append(params)
         state = parse_qs(urlparse(params.url).query)["state"][0]
-        async with httpx2.AsyncClient(timeout=DEADLINE) as http:
+        async with httpx2.AsyncClient(timeout=DEADLINE, follow_redirects=True) as http:
             shown = await http.get(params.url)
             assert shown.status_code == 200
             assert "type='password'" in shown.text
-            action = params.url.partition("?")[0]
+            action = str(shown.url).partition("?")[0]
             self.pages.append(await http.post(action, data={"state": state, **self.values}))
             # The same state again: already used.
             self.pages.append(await http.post(action, data={"state": state, **self.values}))
@@ -266,7 +270,7 @@ async def test_an_api_key_or_token_is_entered_on_the_servers_own_page_never_thro
         assert result.structured_content == {"weather": "sunny"}, result
         assert again.structured_content == {"weather": "sunny"}
         assert len(keypad.asked) == 1
-        assert keypad.asked[0].url.startswith(f"{base_url}/oauth/secret?state=")
+        assert keypad.asked[0].url.startswith(f"{base_url}/oauth/sign-in?state=")
         assert [page.status_code for page in keypad.pages] == [200, 400]
         if era == "legacy":
             assert keypad.completed == [keypad.asked[0].elicitation_id]

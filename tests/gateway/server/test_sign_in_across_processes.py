@@ -72,10 +72,15 @@ class Recorder(Browser):
     async def elicit(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
+        del context
         assert isinstance(params, types.ElicitRequestURLParams)
+        self.asked.append(params)
+        # One browser throughout: the link binds it, and only it may come back to the callback.
         async with httpx2.AsyncClient(timeout=DEADLINE) as http:
-            self.callbacks.append((await http.get(params.url)).headers["location"])
-        return await super().elicit(context, params)
+            onward = (await http.get(params.url)).headers["location"]
+            self.callbacks.append((await http.get(onward)).headers["location"])
+            self.pages.append(await http.get(params.url, follow_redirects=True))
+        return types.ElicitResult(action="accept")
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -107,7 +112,7 @@ async def test_a_replayed_or_forged_state_is_refused_on_every_server(tmp_path: P
         async with httpx2.AsyncClient(timeout=DEADLINE) as http:
             for base in (first_url, second_url):
                 replay = await http.get(used.replace(second_url, base))
-                assert replay.status_code == 400
+                assert replay.status_code == 400, (base, replay.text)
                 assert "already used or expired" in replay.text
                 forged = await http.get(used.replace(second_url, base).replace("state=", "state=forged"))
                 assert forged.status_code == 400
@@ -133,6 +138,7 @@ async def test_a_state_is_taken_once_across_processes_and_never_once_expired_or_
             api.client_id = "calendar-app"
             fresh, expired = sign_ins(started, 600), sign_ins(started, -1)
             who = {"principal": "ada", "session_owner": "s", "redirect_uri": "http://127.0.0.1:9/oauth/callback"}
+            who["link"] = "http://127.0.0.1:9/oauth/sign-in"
             dead = await expired.begin(api.config(), tool_name="b", **who)
             live = await fresh.begin(api.config(), tool_name="a", **who)
             elsewhere = sign_ins(other, 600)
