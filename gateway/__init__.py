@@ -2,6 +2,7 @@
 
 from gateway.client import (
     McpTool,
+    MCPToolset,
     McpToolset,
     SseConnectionParams,
     StdioConnectionParams,
@@ -46,6 +47,7 @@ __all__ = [
     "GatewayError",
     "InMemoryArtifactService",
     "LongRunningFunctionTool",
+    "MCPToolset",
     "McpTool",
     "McpToolset",
     "MissingExtraError",

@@ -4,4 +4,14 @@ from gateway.client.connection import SseConnectionParams, StdioConnectionParams
 from gateway.client.mcp_tool import McpTool
 from gateway.client.toolset import McpToolset
 
-__all__ = ["McpTool", "McpToolset", "SseConnectionParams", "StdioConnectionParams", "StreamableHTTPConnectionParams"]
+MCPToolset = McpToolset
+"""google-adk's other spelling of `McpToolset`."""
+
+__all__ = [
+    "MCPToolset",
+    "McpTool",
+    "McpToolset",
+    "SseConnectionParams",
+    "StdioConnectionParams",
+    "StreamableHTTPConnectionParams",
+]

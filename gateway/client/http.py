@@ -17,7 +17,7 @@ from typing import Final
 import anyio
 import httpx2
 
-__all__ = ["ResponseHook", "http_client"]
+__all__ = ["ResponseHook", "client_from_factory", "http_client"]
 
 ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 """Called with every response (its body unread), e.g. to notice a 404 for a forgotten session."""
@@ -143,3 +143,33 @@ def http_client(
         event_hooks=hooks,
         transport=_DrainingTransport(_SchemeTransport()),
     )
+
+
+def client_from_factory(
+    factory: Callable[..., object],
+    *,
+    headers: dict[str, str] | None,
+    connect_timeout: float,
+    read_timeout: float | None,
+    auth: httpx2.Auth | None = None,
+    on_response: ResponseHook | None = None,
+) -> httpx2.AsyncClient:
+    """A client built by a user's `httpx_client_factory` (google-adk's hook), called as ADK calls it.
+
+    Raises:
+        TypeError: the factory returned something other than an `httpx2.AsyncClient` (an `httpx` 0.x client, say).
+    """
+    client = factory(headers=headers, timeout=httpx2.Timeout(connect_timeout, read=read_timeout), auth=auth)
+    if not isinstance(client, httpx2.AsyncClient):
+        kind = f"{type(client).__module__}.{type(client).__qualname__}"
+        raise TypeError(
+            f"httpx_client_factory returned a {kind}, but the MCP SDK 2.x transports take only an "
+            "httpx2.AsyncClient (httpx2 is httpx's successor, and an httpx 0.x client cannot carry their traffic). "
+            "Build the client with `httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, ...)`, "
+            "or leave httpx_client_factory out"
+        )
+    if on_response is not None:
+        # The session pool learns from every response (a 404 for a forgotten session), whoever built the client.
+        hooks = client.event_hooks
+        client.event_hooks = {**hooks, "response": [*hooks.get("response", []), on_response]}
+    return client

@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
-from mcp import MCPError, types
+from mcp import MCPError, StdioServerParameters, types
 from mcp.shared.dispatcher import ProgressFnT
 
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client.built_tools import BuiltTools
-from gateway.client.connection import ConnectionParams
+from gateway.client.connection import ConnectionParams, as_connection_params
 from gateway.client.credentials import Credential
 from gateway.client.credentials.adk_scheme import SignInRequired, UserSignIn, credential_from_adk
 from gateway.client.credentials.sign_in_gate import SignInGate
@@ -74,7 +74,8 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
 
     Args:
         connection_params: how to reach the server (`StdioConnectionParams`, `SseConnectionParams`,
-            `StreamableHTTPConnectionParams`), each with its connect and per-call timeouts.
+            `StreamableHTTPConnectionParams`), each with its connect and per-call timeouts; also google-adk's.
+        errlog: a file a stdio server's stderr goes to (ADK's argument); by default its lines are logged.
         tool_filter: upstream tool names to offer, or a predicate; matched before the prefix is applied.
         tool_name_prefix: rename tools `{prefix}_{name}` (calls still use the upstream name).
         require_confirmation: ask before every call (`True`) or when a predicate over the arguments says so.
@@ -118,7 +119,8 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
     def __init__(
         self,
         *,
-        connection_params: ConnectionParams,
+        connection_params: ConnectionParams | StdioServerParameters,
+        errlog: TextIO | None = None,
         tool_filter: ToolPredicate | list[str] | None = None,
         tool_name_prefix: str | None = None,
         require_confirmation: ConfirmationPolicy = False,
@@ -145,6 +147,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
+        connection_params = as_connection_params(connection_params, errlog=errlog)
         super().__init__(tool_filter=tool_filter, tool_name_prefix=tool_name_prefix)
         self.connection_params = connection_params
         self.require_confirmation = require_confirmation

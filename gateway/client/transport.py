@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import sys
@@ -26,7 +27,7 @@ from gateway.client.connection import (
     StdioConnectionParams,
     StreamableHTTPConnectionParams,
 )
-from gateway.client.http import ResponseHook, http_client
+from gateway.client.http import ResponseHook, client_from_factory, http_client
 
 __all__ = [
     "CommandNotFoundError",
@@ -157,7 +158,8 @@ def _transport(
             timeout: httpx2.Timeout | None = None,
             auth: httpx2.Auth | None = None,
         ) -> httpx2.AsyncClient:
-            return http_client(
+            build = http_client if params.httpx_client_factory is None else _users_factory(params.httpx_client_factory)
+            return build(
                 headers=headers,
                 connect_timeout=params.connect_timeout,
                 read_timeout=timeout.read if timeout is not None else params.sse_read_timeout,
@@ -176,14 +178,27 @@ def _transport(
     return _streamable_http(params, headers, hook, on_client)
 
 
+def _users_factory(factory: Callable[..., object]) -> Callable[..., httpx2.AsyncClient]:
+    return functools.partial(client_from_factory, factory)
+
+
 @contextlib.asynccontextmanager
 async def _stdio(params: StdioConnectionParams) -> AsyncGenerator[Streams]:
     command = resolve_command(params.command, params.env)
-    server = StdioServerParameters(command=command, args=params.args, env=params.env, cwd=params.cwd)
-    async with (
-        stderr_relay(params.log_name or Path(params.command).name) as errlog,
-        stdio_client(server, errlog=errlog) as streams,
-    ):
+    server = StdioServerParameters(
+        command=command,
+        args=params.args,
+        env=params.env,
+        cwd=params.cwd,
+        encoding=params.encoding,
+        encoding_error_handler=params.encoding_error_handler,
+    )
+    relay = (
+        contextlib.nullcontext(params.errlog)
+        if params.errlog is not None
+        else stderr_relay(params.log_name or Path(params.command).name)
+    )
+    async with relay as errlog, stdio_client(server, errlog=errlog) as streams:
         yield streams
 
 
@@ -194,7 +209,8 @@ async def _streamable_http(
     hook: ResponseHook,
     on_client: HttpClientHook | None,
 ) -> AsyncGenerator[Streams]:
-    client = http_client(
+    build = http_client if params.httpx_client_factory is None else _users_factory(params.httpx_client_factory)
+    client = build(
         headers=params.http_headers(headers),
         connect_timeout=params.connect_timeout,
         read_timeout=max(params.call_timeout or 300.0, 300.0),

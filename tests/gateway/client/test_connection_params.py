@@ -25,5 +25,5 @@ def test_identity_headers_replace_static_ones_whatever_their_case() -> None:
 
 
 def test_unknown_options_are_refused() -> None:
-    with pytest.raises(ValueError, match="timeout"):
-        StreamableHTTPConnectionParams(url="http://127.0.0.1/mcp", timeout=5)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="retries"):
+        StreamableHTTPConnectionParams(url="http://127.0.0.1/mcp", retries=5)  # type: ignore[call-arg]
