@@ -1,4 +1,5 @@
-"""A served tool that signs its user in, the provider it signs in at, and a client that follows URLs like a browser."""
+"""A served tool that signs its user in, the provider it signs in at, and a client that follows URLs like a browser;
+and the same behind a gateway whose callers are OAuth users of that provider (`two_users_gateway`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import base64
 import secrets
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -15,6 +17,7 @@ from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, Era, connect, http_server
 
 from gateway.server import ToolServer
+from gateway.server.oauth_settings import SignInClientSettings
 from gateway.tools import (
     AuthConfig,
     AuthCredential,
@@ -28,8 +31,19 @@ from gateway.tools import (
     ToolContext,
 )
 from tests.support.oauth_provider import OAuthProvider
+from tests.support.protected_gateway import ProtectedGateway, protected_gateway
 
-__all__ = ["Browser", "CalendarApi", "call", "new_key", "open_url", "signing_in_server"]
+__all__ = [
+    "LOGIN_CLIENT",
+    "Browser",
+    "CalendarApi",
+    "TwoUsers",
+    "call",
+    "new_key",
+    "open_url",
+    "signing_in_server",
+    "two_users_gateway",
+]
 
 
 class CalendarApi:
@@ -128,3 +142,37 @@ async def call(base_url: str, era: Era, browser: Browser | None, tool: str = "li
     async with connect("http", era, base_url, **options) as client:
         with anyio.fail_after(DEADLINE):
             return await client.call_tool(tool, {})
+
+
+LOGIN_CLIENT = SignInClientSettings(client_id="gateway-login", client_secret="gateway-login-secret")
+
+
+@dataclass
+class TwoUsers:
+    """The provider (also the gateway's authorization server), the tool's API, the gateway and its server."""
+
+    provider: OAuthProvider
+    api: CalendarApi
+    gateway: ProtectedGateway
+    server: ToolServer
+
+
+@asynccontextmanager
+async def two_users_gateway() -> AsyncGenerator[TwoUsers]:
+    """The provider, and a gateway accepting its tokens that serves a tool signing its user in there."""
+    async with OAuthProvider() as provider:
+        api = CalendarApi(provider)
+        server = ToolServer([FunctionTool(api.list_events)], credential_keys=[new_key()])
+        async with protected_gateway(provider, server, sign_in_client=LOGIN_CLIENT) as gateway:
+            provider.add_client(
+                client_id=LOGIN_CLIENT.client_id,
+                client_secret=LOGIN_CLIENT.client_secret,
+                redirect_uris=[f"{gateway.base_url}/oauth/login"],
+                grant_types=("authorization_code",),
+            )
+            calendar = provider.add_client(
+                redirect_uris=[f"{gateway.base_url}/oauth/callback"],
+                grant_types=("authorization_code", "refresh_token"),
+            )
+            api.client_id, api.client_secret = calendar.client_id, calendar.client_secret or ""
+            yield TwoUsers(provider, api, gateway, server)

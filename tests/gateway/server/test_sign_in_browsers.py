@@ -8,9 +8,6 @@ server to verify that the user who completes a URL interaction is the one who st
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,50 +16,14 @@ import pytest
 from mcp import types
 from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, ERAS, Era, connect
-from sign_in_harness import CalendarApi, new_key
+from sign_in_harness import TwoUsers, two_users_gateway
 
-from gateway.server import ToolServer
-from gateway.server.oauth_settings import SignInClientSettings
-from gateway.tools import FunctionTool
 from tests.support.chromium import CHROMIUM_MISSING, chromium, visit
-from tests.support.oauth_provider import OAuthProvider
-from tests.support.protected_gateway import ProtectedGateway, protected_gateway
 
 if TYPE_CHECKING:
     from selenium.webdriver.remote.webdriver import WebDriver
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(CHROMIUM_MISSING is not None, reason=str(CHROMIUM_MISSING))]
-
-LOGIN_CLIENT = SignInClientSettings(client_id="gateway-login", client_secret="gateway-login-secret")
-
-
-@dataclass
-class TwoUsers:
-    provider: OAuthProvider
-    api: CalendarApi
-    gateway: ProtectedGateway
-    server: ToolServer
-
-
-@asynccontextmanager
-async def two_users_gateway() -> AsyncGenerator[TwoUsers]:
-    """The provider, and a gateway accepting its tokens that serves a tool signing its user in there."""
-    async with OAuthProvider() as provider:
-        api = CalendarApi(provider)
-        server = ToolServer([FunctionTool(api.list_events)], credential_keys=[new_key()])
-        async with protected_gateway(provider, server, sign_in_client=LOGIN_CLIENT) as gateway:
-            provider.add_client(
-                client_id=LOGIN_CLIENT.client_id,
-                client_secret=LOGIN_CLIENT.client_secret,
-                redirect_uris=[f"{gateway.base_url}/oauth/login"],
-                grant_types=("authorization_code",),
-            )
-            calendar = provider.add_client(
-                redirect_uris=[f"{gateway.base_url}/oauth/callback"],
-                grant_types=("authorization_code", "refresh_token"),
-            )
-            api.client_id, api.client_secret = calendar.client_id, calendar.client_secret or ""
-            yield TwoUsers(provider, api, gateway, server)
 
 
 async def call_and_open_link(

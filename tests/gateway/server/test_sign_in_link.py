@@ -1,8 +1,9 @@
 """A sign-in link is bound to the browser that opens it: the attacks on a link and its callback, over real HTTP.
 
-The server runs without auth (one principal), so the first browser to open a link is taken as its user's; each
-"browser" here is an HTTP client with a cookie jar of its own (`tests/gateway/server/test_sign_in_browsers.py`
-drives real Chromium between two authenticated users).
+Most run a server without auth (one principal), where the first browser to open a link is taken as its user's; the
+last ones a gateway whose callers are OAuth users, where the link's page logs the browser in first. Each "browser"
+here is an HTTP client with a cookie jar of its own (`tests/gateway/server/test_sign_in_browsers.py` drives real
+Chromium between two users).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from mcp import types
 from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, ERAS, Era, connect, http_server
-from sign_in_harness import CalendarApi, new_key, signing_in_server
+from sign_in_harness import CalendarApi, new_key, signing_in_server, two_users_gateway
 
 from gateway.server import ToolServer
 from gateway.tools import FunctionTool
@@ -171,3 +172,34 @@ async def test_a_server_with_static_tokens_and_no_login_client_starts_no_sign_in
     assert "signInClient" in text_of(result)
     assert asked == []
     assert api.runs == 1
+
+
+async def test_a_gateway_login_started_in_one_browser_and_finished_in_another_binds_neither() -> None:
+    async with two_users_gateway() as users:
+        token = users.provider.mint("bob", audience=users.gateway.resource)
+        pages: list[httpx2.Response] = []
+
+        async def carried(link: str) -> None:
+            async with browser() as theirs, browser() as mine:
+                await mine.get(f"{users.provider.login_url}?user=bob")
+                login = (await theirs.get(link)).headers["location"]
+                assert login.startswith(users.provider.authorization_endpoint)
+                # The gateway's login URL, carried to Bob's own browser: it lacks the login's cookie.
+                pages.append(await mine.get(login, follow_redirects=True))
+                pages.append(await mine.get(link, follow_redirects=True))
+
+        async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+            del context
+            assert isinstance(params, types.ElicitRequestURLParams), params
+            await carried(params.url)
+            return types.ElicitResult(action="accept")
+
+        base_url = users.gateway.base_url
+        async with connect("http", "legacy", base_url, token=token, elicitation_callback=elicit) as client:
+            with anyio.fail_after(DEADLINE):
+                result = await client.call_tool("list_events", {})
+        assert pages[0].status_code == 400
+        assert "did not start it" in pages[0].text
+        assert pages[1].status_code == 200
+        assert "You are signed in" in pages[1].text
+        assert result.structured_content == {"user": "bob", "scope": "calendar.read", "events": ["standup"]}
