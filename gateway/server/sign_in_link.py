@@ -132,7 +132,9 @@ class SignInLinks:
                 "wanted their requests to run with your account.",
             )
         value, digest = new_browser()
-        await sign_ins.bind_browser(pending, digest, first=False)
+        if not await sign_ins.bind_browser(pending, digest, first=False):
+            # Another browser of the same user was bound at this very moment; this one simply starts again.
+            return page(409, "Try again", "This sign-in link was being opened in another browser. Open it again.")
         response = _onward(pending, request, value, int(sign_ins.lifetime))
         forget_cookie(response, login_cookie(state))
         return response
