@@ -15,13 +15,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.adk._kind import AdkKind, adk_kind
+from gateway.adk._kind import MODEL_SIDE_HINT, AdkKind, adk_kind, is_code_executor
 from gateway.errors import MissingExtraError
 
 if TYPE_CHECKING:
     from gateway.tools import BaseTool, BaseToolset
 
-__all__ = ["INSTALL_HINT", "AdkKind", "adk_kind", "from_adk", "require_adk", "to_adk"]
+__all__ = [
+    "INSTALL_HINT",
+    "MODEL_SIDE_HINT",
+    "AdkKind",
+    "adk_kind",
+    "from_adk",
+    "is_code_executor",
+    "require_adk",
+    "to_adk",
+]
 
 INSTALL_HINT = 'pip install "adk-mcp-gateway[adk]"'
 
@@ -49,6 +58,8 @@ def from_adk(obj: object) -> BaseTool | BaseToolset:
 
     Raises:
         MissingExtraError: google-adk is not installed.
+        ToolDefinitionError: `obj` is a tool without a function declaration, such as `google_search`, which the
+            model runs itself (`MODEL_SIDE_HINT`).
         TypeError: `obj` is not a google-adk tool, toolset or agent.
     """
     require_adk("from_adk()")

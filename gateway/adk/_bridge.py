@@ -6,9 +6,11 @@ from google.adk.agents import BaseAgent
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 
+from gateway.adk._kind import MODEL_SIDE_HINT
 from gateway.adk.lent_tools import LentTool, LentToolset
 from gateway.adk.served_agent import AgentToolset
 from gateway.adk.served_tool import AdkTool, AdkToolset
+from gateway.errors import ToolDefinitionError
 from gateway.tools import BaseTool, BaseToolset
 
 __all__ = ["from_adk", "to_adk"]
@@ -17,6 +19,10 @@ __all__ = ["from_adk", "to_adk"]
 def from_adk(obj: object) -> BaseTool | BaseToolset:
     """See `gateway.adk.from_adk`."""
     if isinstance(obj, AdkBaseTool):
+        if obj._get_declaration() is None:  # pyright: ignore[reportPrivateUsage] - ADK's declaration API
+            raise ToolDefinitionError(
+                f"{obj.name!r} ({type(obj).__name__}) cannot be served over MCP: {MODEL_SIDE_HINT}."
+            )
         return AdkTool(obj)
     if isinstance(obj, AdkBaseToolset):
         return AdkToolset(obj)

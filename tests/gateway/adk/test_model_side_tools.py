@@ -1,0 +1,67 @@
+"""google-adk's model-side tools (`google_search`, `url_context`, code execution, ...) are run by the model, not by
+a client: serving one fails at start-up, naming it, saying why and what to do instead."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from google.adk.tools import google_search
+
+from gateway.errors import ToolDefinitionError
+from gateway.server import ToolServer
+
+ROOT = Path(__file__).resolve().parents[3]
+
+MODULE = """\
+from google.adk.code_executors import BuiltInCodeExecutor
+from google.adk.tools import FunctionTool, google_search, url_context
+
+
+def get_weather(city: str) -> dict:
+    \"\"\"Weather for a city.\"\"\"
+    return {"city": city}
+
+
+SEARCH = [FunctionTool(get_weather), google_search]
+URL = url_context
+CODE = [BuiltInCodeExecutor()]
+"""
+
+
+def _serve(reference: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "serve", "--transport", "stdio", "--tools", reference],
+        input="",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("attr", "named"),
+    [("SEARCH", "google_search"), ("URL", "url_context"), ("CODE", "BuiltInCodeExecutor")],
+)
+def test_serving_a_model_side_tool_fails_at_start_up_naming_it_and_saying_to_serve_an_agent(
+    tmp_path: Path, attr: str, named: str
+) -> None:
+    module = tmp_path / "model_side.py"
+    module.write_text(MODULE)
+
+    done = _serve(f"{module}:{attr}")
+
+    assert done.returncode == 2, done.stderr
+    assert named in done.stderr
+    assert "the model itself runs" in done.stderr
+    assert "--agent" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_tool_server_given_google_search_refuses_it() -> None:
+    with pytest.raises(ToolDefinitionError, match="google_search"):
+        ToolServer([google_search])
