@@ -29,6 +29,7 @@ from gateway.state import StateScope, StateStore
 from gateway.tools import ArtifactService, AuthCredential, State, ToolConfirmation
 from gateway.tools.context import ClientFeatures, InputRequired, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
+from gateway.tools.tool_updates import is_progress_report
 
 __all__ = [
     "CONFIRM_FIELD",
@@ -131,11 +132,10 @@ class ProgressReporter:
         total: float | None = None
         progress = self._last + 1.0
         message: str | None
-        fields = cast("dict[str, Any]", update) if isinstance(update, dict) else {}
-        reported = fields.get("progress")
-        if isinstance(reported, int | float):
+        if is_progress_report(update):
+            fields = cast("dict[str, Any]", update)
             # Progress must never go backwards, whatever the tool reports.
-            progress = max(float(reported), self._last)
+            progress = max(float(fields["progress"]), self._last)
             total_value = fields.get("total")
             total = float(total_value) if isinstance(total_value, int | float) else None
             message = str(fields["message"]) if "message" in fields else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, cast
 
 import anyio
@@ -20,6 +20,7 @@ from gateway.errors import ToolDefinitionError
 from gateway.tools._json_kinds import kind_mismatches
 from gateway.tools.base_tool import BaseTool
 from gateway.tools.context import ToolContext
+from gateway.tools.tool_updates import drain_async_generator, drain_generator
 
 __all__ = ["ConfirmationPolicy", "FunctionTool", "drain_async_generator", "drain_generator"]
 
@@ -326,43 +327,3 @@ class FunctionTool(BaseTool):
             # A sync wrapper around an async function returns a coroutine.
             result = await result
         return result
-
-
-async def drain_async_generator(generator: AsyncGenerator[Any, Any], tool_context: ToolContext) -> Any:
-    """Deliver every yielded value to the progress sink; the last one is the result."""
-    last: Any = None
-    try:
-        async for update in generator:
-            last = update
-            await tool_context.send_progress(update)
-    finally:
-        # Shielded, so that the generator's `finally` can still await when the call was cancelled.
-        with anyio.CancelScope(shield=True):
-            await generator.aclose()
-    return last
-
-
-_DONE = object()
-
-
-def _step(generator: Generator[Any, Any, Any]) -> tuple[object, Any]:
-    try:
-        return None, next(generator)
-    except StopIteration as stop:
-        return _DONE, stop.value
-
-
-async def drain_generator(generator: Generator[Any, Any, Any], tool_context: ToolContext) -> Any:
-    """Run a generator's steps in a worker thread; the return value (else the last yield) is the result."""
-    last: Any = None
-    try:
-        while True:
-            done, value = await anyio.to_thread.run_sync(_step, generator)
-            if done is _DONE:
-                return value if value is not None else last
-            last = value
-            await tool_context.send_progress(value)
-    finally:
-        # Closing runs the generator's own `finally`; keep it from being cut short by a cancellation.
-        with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(generator.close)

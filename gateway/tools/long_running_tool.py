@@ -20,9 +20,10 @@ LONG_RUNNING_NOTE = (
 class LongRunningFunctionTool(FunctionTool):
     """A function tool for work that takes a while (ADK's `LongRunningFunctionTool`).
 
-    `func` may be a plain (sync or async) function or a generator: every value a generator yields is delivered
-    to `tool_context.progress_sink` as it happens (the MCP server turns each into `notifications/progress`);
-    the generator's return value, or else its last yielded value, is the result.
+    `func` may be a plain (sync or async) function or a generator: the generator's return value, or else its last
+    yielded value, is the result, and every other value it yields is delivered to `tool_context.progress_sink`
+    (the MCP server turns each into `notifications/progress`) — a progress report (`{"progress": n, ...}`) as it
+    happens, any other value once the generator goes on past it (`gateway.tools.tool_updates`).
     """
 
     def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:

@@ -239,8 +239,9 @@ async def test_an_adk_long_running_async_generator_tools_yields_reach_the_client
     async with serving(f"{MODULE}:watch_tool", mode) as client:
         result, log = await _call_watching(client, "watch_job", {"name": "backup"})
     assert not result.is_error, result.content
+    # The last yield is the result, not progress.
     assert [json.loads(message or "") for _, _, message in log.updates] == [
-        {"status": status, "job": "backup"} for status in ("queued", "running", "done")
+        {"status": status, "job": "backup"} for status in ("queued", "running")
     ]
     assert result.structured_content == {"status": "done", "job": "backup"}
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -18,6 +20,9 @@ from server_harness import (
     serve_and_connect,
     wait_for_file,
 )
+
+from gateway.server import ToolServer
+from gateway.tools import LongRunningFunctionTool
 
 pytestmark = pytest.mark.anyio
 
@@ -46,6 +51,26 @@ async def test_a_long_running_tool_reports_each_yield_as_monotonic_progress(
     progress = [value for value, _, _ in log.updates]
     assert progress == sorted(progress)
     assert len(set(progress)) == len(progress)
+
+
+async def build(steps: int) -> AsyncIterator[dict[str, Any]]:
+    """Build in steps, reporting each; the last value is the build's result."""
+    for step in range(1, steps + 1):
+        yield {"progress": step, "total": steps, "message": f"built {step} of {steps}"}
+    yield {"built": steps}
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_long_running_tools_result_is_not_sent_as_progress(era: Era) -> None:
+    log = ProgressLog()
+    async with (
+        http_server(ToolServer([LongRunningFunctionTool(build)])) as base_url,
+        connect("http", era, base_url) as client,
+    ):
+        with anyio.fail_after(DEADLINE):
+            result = await client.call_tool("build", {"steps": 3}, progress_callback=log)
+    assert result.structured_content == {"built": 3}
+    assert log.updates == [(step, 3, f"built {step} of 3") for step in (1, 2, 3)]
 
 
 async def _cancel_while_running(client: Client, marker: anyio.Path) -> None:

@@ -120,7 +120,7 @@ async def test_each_value_a_generator_yields_goes_to_the_progress_sink_and_its_r
 
 
 @pytest.mark.anyio
-async def test_a_generator_that_returns_nothing_has_its_last_yield_as_result() -> None:
+async def test_a_generator_that_returns_nothing_has_its_last_yield_as_result_and_not_as_progress() -> None:
     def count(to: int) -> Iterator[int]:
         yield from range(1, to + 1)
 
@@ -128,11 +128,11 @@ async def test_a_generator_that_returns_nothing_has_its_last_yield_as_result() -
     result = await LongRunningFunctionTool(count).run_async(args={"to": 3}, tool_context=context)
 
     assert result == {"result": 3}
-    assert progress_of(context) == [1, 2, 3]
+    assert progress_of(context) == [1, 2]
 
 
 @pytest.mark.anyio
-async def test_an_async_generators_yields_are_progress_and_its_last_yield_is_the_result() -> None:
+async def test_an_async_generators_yields_are_progress_but_its_last_yield_is_the_result_alone() -> None:
     async def stages(tool_context: ToolContext) -> AsyncIterator[Any]:
         yield "queued"
         yield "running"
@@ -142,24 +142,42 @@ async def test_an_async_generators_yields_are_progress_and_its_last_yield_is_the
     result = await LongRunningFunctionTool(stages).run_async(args={}, tool_context=context)
 
     assert result == {"status": "finished", "call": "fc-1"}
-    assert progress_of(context) == ["queued", "running", {"status": "finished", "call": "fc-1"}]
+    assert progress_of(context) == ["queued", "running"]
+
+
+@pytest.mark.anyio
+async def test_a_progress_report_reaches_the_sink_before_the_generator_goes_on() -> None:
+    delivered: list[list[Any]] = []
+
+    async def stages(tool_context: ToolContext) -> AsyncIterator[Any]:
+        yield {"progress": 1, "total": 2}
+        delivered.append(list(progress_of(tool_context)))
+        yield {"progress": 2, "total": 2}
+        yield {"status": "finished"}
+
+    context = ToolContext()
+    result = await LongRunningFunctionTool(stages).run_async(args={}, tool_context=context)
+
+    assert result == {"status": "finished"}
+    assert delivered == [[{"progress": 1, "total": 2}]]
+    assert progress_of(context) == [{"progress": 1, "total": 2}, {"progress": 2, "total": 2}]
 
 
 @pytest.mark.anyio
 @given(updates=st.lists(st.integers(), min_size=1))
-async def test_any_sequence_of_yields_reaches_the_sink_in_order_and_the_last_is_the_result(updates: list[int]) -> None:
+async def test_any_sequence_of_yields_reaches_the_sink_in_order_but_the_last_is_the_result(updates: list[int]) -> None:
     def replay() -> Iterator[int]:
         yield from updates
 
     context = ToolContext()
     result = await LongRunningFunctionTool(replay).run_async(args={}, tool_context=context)
 
-    assert progress_of(context) == updates
+    assert progress_of(context) == updates[:-1]
     assert result == {"result": updates[-1]}
 
 
 @pytest.mark.anyio
-async def test_a_custom_progress_sink_is_awaited_with_each_update_before_the_generator_resumes() -> None:
+async def test_a_custom_progress_sink_is_awaited_with_each_update_before_the_generator_goes_past_the_next() -> None:
     log: list[str] = []
 
     async def sink(update: Any) -> None:
@@ -167,13 +185,14 @@ async def test_a_custom_progress_sink_is_awaited_with_each_update_before_the_gen
         log.append(f"sink {update}")
 
     def steps() -> Iterator[int]:
-        for step in (1, 2):
+        for step in (1, 2, 3):
             log.append(f"yield {step}")
             yield step
 
     await LongRunningFunctionTool(steps).run_async(args={}, tool_context=ToolContext(progress_sink=sink))
 
-    assert log == ["yield 1", "sink 1", "yield 2", "sink 2"]
+    # A value is an update once the generator yields the next one (the last one is the result).
+    assert log == ["yield 1", "yield 2", "sink 1", "yield 3", "sink 2"]
 
 
 @pytest.mark.anyio
@@ -250,7 +269,8 @@ async def test_cancelling_the_call_closes_a_sync_generator_and_runs_its_finally(
     tool = LongRunningFunctionTool(steps)
     await _cancel_at_first_update(tool, sink, events)
 
-    assert events == ["step 0", "finally"]
+    # Step 0 is an update once the generator yields step 1.
+    assert events == ["step 0", "step 1", "finally"]
     assert sink.updates == [0]
 
 
@@ -271,7 +291,7 @@ async def test_cancelling_the_call_closes_an_async_generator_whose_finally_can_s
     tool = LongRunningFunctionTool(stages)
     await _cancel_at_first_update(tool, sink, events)
 
-    assert events == ["stage 0", "finally"]
+    assert events == ["stage 0", "stage 1", "finally"]
 
 
 @pytest.mark.anyio
@@ -279,9 +299,9 @@ async def test_cancelling_while_an_async_generator_awaits_runs_its_finally() -> 
     events: list[str] = []
     started = anyio.Event()
 
-    async def waits() -> AsyncIterator[str]:
+    async def waits() -> AsyncIterator[Any]:
         try:
-            yield "waiting"
+            yield {"progress": 0, "message": "waiting"}
             started.set()
             await anyio.sleep_forever()
             yield "never"
@@ -297,18 +317,18 @@ async def test_cancelling_while_an_async_generator_awaits_runs_its_finally() -> 
             tg.cancel_scope.cancel()
 
     assert events == ["finally"]
-    assert progress_of(context) == ["waiting"]
+    assert progress_of(context) == [{"progress": 0, "message": "waiting"}]
 
 
 @pytest.mark.anyio
 async def test_a_cancel_scope_around_the_call_stops_a_generator_between_steps() -> None:
     events: list[str] = []
 
-    def steps() -> Iterator[int]:
+    def steps() -> Iterator[dict[str, int]]:
         try:
-            yield 1
+            yield {"progress": 1}
             events.append("resumed")
-            yield 2
+            yield {"progress": 2}
         finally:
             events.append("finally")
 
