@@ -11,18 +11,17 @@ pydantic's parser, without `NaN` and `Infinity`, and a number past a double's ra
 from __future__ import annotations
 
 import math
-import re
 from typing import Any, Final, cast
 
 import pydantic_core
 
 __all__ = ["parse_strict_json"]
 
-_HUGE_NUMBER: Final = r"[eE]\+?0*[1-9]\d{2}|\d{300}"
-"""What a number past a double's range (about 1.8e308) must contain: an exponent of 100 or more, or 300 digits.
-Only text that has one is searched for infinities (most has none, and the search is a walk)."""
-_HUGE_IN_TEXT: Final = re.compile(_HUGE_NUMBER)
-_HUGE_IN_BYTES: Final = re.compile(_HUGE_NUMBER.encode())
+_DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
+_HUGE_MARKS: Final = (b"0" * 309, b"e000", b"E000", b"e+000", b"E+000")
+"""What a number past a double's range (about 1.8e308) must contain once its digits are written as zeros: 309 digits
+in a row, or an exponent of three digits. Only text with one of them is searched for infinities (most has none, and
+the search is a walk); the test is a few scans at C speed, linear in the text's length."""
 
 
 def parse_strict_json(data: bytes | str) -> Any:
@@ -32,11 +31,17 @@ def parse_strict_json(data: bytes | str) -> Any:
     Raises:
         ValueError: `data` is not such JSON (the message says where or what).
     """
-    value: Any = pydantic_core.from_json(data, allow_inf_nan=False)
-    huge = _HUGE_IN_TEXT.search(data) if isinstance(data, str) else _HUGE_IN_BYTES.search(data)
-    if huge is not None and _holds_infinity(value):
+    # A `str` is encoded here, so that one holding a lone surrogate fails as the bytes of one do (ValueError).
+    raw = data.encode() if isinstance(data, str) else data
+    value: Any = pydantic_core.from_json(raw, allow_inf_nan=False)
+    if _may_hold_huge_number(raw) and _holds_infinity(value):
         raise ValueError("a number is past the range of a double (JSON-RPC carries finite numbers)")
     return value
+
+
+def _may_hold_huge_number(data: bytes) -> bool:
+    zeroed = data.translate(_DIGITS_AS_ZERO)
+    return any(mark in zeroed for mark in _HUGE_MARKS)
 
 
 def _holds_infinity(value: object) -> bool:

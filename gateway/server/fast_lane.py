@@ -25,11 +25,11 @@ On the fast lane (everything the gateway owes a call still happens):
   and the call is answered -32800 "Request cancelled", as the SDK answers on this era's wire;
 * an upstream that fails mid-call: the same `isError` result (or the upstream's JSON-RPC error) as the general path.
 
-Everything else goes to the SDK unchanged, the body replayed: other methods, batches, modern-era requests,
-JSON-response and stateless servers, requests whose `_meta` carries more than a `progressToken` (a session key, a
-trace context), a configured OpenTelemetry tracer provider (the SDK's server span would be missing), and a session
-the SDK has not served for a while (so its idle timeout, which only the SDK's own requests reset, never ends a
-session in use).
+Everything else goes to the SDK unchanged (a body `MalformedIdGuard` refused, a batch among them, never gets
+here): other methods, modern-era requests, JSON-response and stateless servers, requests whose `_meta` carries
+more than a `progressToken` (a session key, a trace context), a configured OpenTelemetry tracer provider (the SDK's
+server span would be missing), and a session the SDK has not served for a while (so its idle timeout, which only
+the SDK's own requests reset, never ends a session in use).
 """
 
 from __future__ import annotations
