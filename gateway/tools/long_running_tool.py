@@ -23,7 +23,9 @@ class LongRunningFunctionTool(FunctionTool):
     `func` may be a plain (sync or async) function or a generator: the generator's return value, or else its last
     yielded value, is the result, and every other value it yields is delivered to `tool_context.progress_sink`
     (the MCP server turns each into `notifications/progress`) — a progress report (`{"progress": n, ...}`) as it
-    happens, any other value once the generator goes on past it (`gateway.tools.tool_updates`).
+    happens, any other value once the generator goes on past it (`gateway.tools.tool_updates`). google-adk 2.13
+    gives the same result for every generator it can run: it takes the one yield as the result, drops a return
+    value and fails on a second yield (its docs promise the return value, even None).
     """
 
     def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:
