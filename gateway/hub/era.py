@@ -68,11 +68,11 @@ class DownstreamEras:
         self._versions.pop(owner, None)
         self._declared.pop(owner, None)
 
-    def declared_for(self, context: ReadonlyContext | None) -> types.ClientCapabilities:
-        """What an isolated upstream session serving the downstream session of `context` declares (nothing for a
-        session not seen)."""
-        declared = self._declared.get(f"{context.user_id}/{context.session_id}") if context is not None else None
-        return declared if declared is not None else types.ClientCapabilities()
+    def declared_for(self, context: ReadonlyContext | None) -> types.ClientCapabilities | None:
+        """What an isolated upstream session serving the downstream session of `context` declares; None for a
+        context no downstream request came with (the start-up name check, `adk-mcp-gateway call`'s lookup), which
+        has no client to mirror: its session declares what the gateway relays."""
+        return self._declared.get(f"{context.user_id}/{context.session_id}") if context is not None else None
 
     def mode_for(self, context: ReadonlyContext | None) -> str:
         """The mode of an isolated upstream session serving the downstream session of `context`."""

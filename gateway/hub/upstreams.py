@@ -103,7 +103,7 @@ class UpstreamToolset(McpToolset):
 
     def _declared(self, context: ReadonlyContext | None) -> types.ClientCapabilities | None:
         """What a new isolated upstream session declares (`gateway.hub.era`): what its downstream client declared
-        (None, what the callbacks relay, while no `Hub` serves this toolset)."""
+        (None, what the callbacks relay, for a context without a client or while no `Hub` serves this toolset)."""
         return self.eras.declared_for(context) if self.eras is not None else None
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:

@@ -8,6 +8,7 @@ sampling, elicitation and roots tools are listed only to clients that declare th
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncGenerator, Callable
 from contextlib import asynccontextmanager
@@ -16,7 +17,19 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, HERE, SLOW_START, FormFiller, Mode, connect, gateway_http, structured, write_config
+from hub_harness import (
+    DEADLINE,
+    HERE,
+    ROOT,
+    SLOW_START,
+    FormFiller,
+    Mode,
+    child_env,
+    connect,
+    gateway_http,
+    structured,
+    write_config,
+)
 from mcp import Client, StdioServerParameters, types
 from mcp.client.context import ClientRequestContext
 
@@ -66,6 +79,13 @@ async def through_the_gateway_and_directly(
     return gateway_answer, direct_answer
 
 
+def server_everything() -> StdioServerParameters:
+    toolchain = ensure_toolchain()
+    return StdioServerParameters(
+        command=str(toolchain.node), args=[str(toolchain.server_everything), "stdio"], env=toolchain.env({})
+    )
+
+
 def capabilities_server() -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-I", str(CAPABILITIES_SERVER)])
 
@@ -91,10 +111,7 @@ async def test_an_sdk_upstream_is_told_the_capabilities_the_client_declared(
 async def test_server_everything_lists_the_same_tools_through_the_gateway_as_directly(
     mode: Mode, declares: str, tmp_path: Path
 ) -> None:
-    toolchain = ensure_toolchain()
-    upstream = StdioServerParameters(
-        command=str(toolchain.node), args=[str(toolchain.server_everything), "stdio"], env=toolchain.env({})
-    )
+    upstream = server_everything()
 
     async def tool_names(client: Client) -> set[str]:
         return {tool.name for tool in (await client.list_tools()).tools}
@@ -125,3 +142,22 @@ async def test_modern_clients_sharing_a_session_key_but_not_capabilities_get_sep
             third = await declared(plain, meta)
     assert first == third == {}
     assert set(second) == {"elicitation", "sampling"}
+
+
+async def test_the_call_command_finds_a_tool_offered_only_to_clients_that_can_sample(tmp_path: Path) -> None:
+    # `adk-mcp-gateway call` looks the tool up before its client connects: no client declared anything yet.
+    upstream = server_everything()
+    entry = {"command": upstream.command, "args": upstream.args, "env": upstream.env, "prefix": "", **SLOW_START}
+    config = write_config(tmp_path, {"up": entry})
+    arguments = ["call", str(config), "trigger-sampling-request", "prompt=Name a colour", "maxTokens=20"]
+    with anyio.fail_after(DEADLINE):
+        done = await anyio.run_process(
+            [sys.executable, "-m", "gateway.cli", *arguments],
+            cwd=ROOT,
+            env={**os.environ, **child_env()},
+            check=False,
+        )
+    output = (done.stdout + done.stderr).decode()
+    # Found and called: the terminal refuses to sample without --sample-with.
+    assert "No tool" not in output
+    assert "--sample-with" in output
