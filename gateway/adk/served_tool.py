@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import inspect
+import logging
 import weakref
 from typing import Any, cast
 
@@ -28,6 +29,7 @@ from google.genai import types as genai_types
 from mcp import types
 
 from adapters import FunctionDeclaration, Media, mcp_result_to_response
+from gateway.adk._kind import MODEL_SIDE_HINT
 from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_in_gateway
 from gateway.adk.declarations import declaration_from_adk
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
@@ -40,6 +42,8 @@ from gateway.tools.function_tool import (
 )
 
 __all__ = ["AdkTool", "AdkToolset"]
+
+logger = logging.getLogger(__name__)
 
 
 async def _confirmation_gate(tool: AdkBaseTool, args: dict[str, Any], context: AdkToolContext) -> dict[str, str] | None:
@@ -179,6 +183,7 @@ class AdkToolset(BaseToolset):
         self._sessions = InMemorySessionService()
         # The same ADK tool object gets the same wrapper, so the server's catalog cache keeps working.
         self._wrapped: weakref.WeakKeyDictionary[AdkBaseTool, AdkTool] = weakref.WeakKeyDictionary()
+        self._left_out: set[str] = set()
 
     def _wrap(self, tool: AdkBaseTool) -> AdkTool:
         try:
@@ -192,7 +197,18 @@ class AdkToolset(BaseToolset):
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         """The ADK toolset's tools (filtered and prefixed by the ADK toolset itself)."""
         tools = await self.adk_toolset.get_tools_with_prefix(adk_readonly_context(readonly_context, self._sessions))
-        return [self._wrap(tool) for tool in tools]
+        return [self._wrap(tool) for tool in tools if self._servable(tool)]
+
+    def _servable(self, tool: AdkBaseTool) -> bool:
+        """Whether an MCP client could call `tool`: not a model-side tool such as `google_search` (said once)."""
+        if tool._get_declaration() is not None:  # pyright: ignore[reportPrivateUsage] - ADK's declaration API
+            return True
+        if tool.name not in self._left_out:
+            self._left_out.add(tool.name)
+            logger.warning(
+                "%s: %r (%s) is not served: %s.", self.source_name, tool.name, type(tool).__name__, MODEL_SIDE_HINT
+            )
+        return False
 
     async def close(self) -> None:
         """Close the ADK toolset (an ADK `McpToolset` ends its sessions and child processes)."""
