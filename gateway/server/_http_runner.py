@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from gateway.errors import ConfigError
 from gateway.server._repeat_filter import RepeatFilter, filtering_repeats
+from gateway.server.running_calls import log_cancelling, log_stopping, stopping_reason
 
 __all__ = ["GracefulServer", "OpenPosts", "listen", "run_http"]
 
@@ -150,43 +151,18 @@ class GracefulServer(uvicorn.Server):
         """uvicorn's tick (every 0.1 s): starts the drain on a signal, cancels calls past the grace, ends it."""
         if self._signals and self._drain_until is None:
             self.stop()
-            self._announce(signal.Signals(self._signals[0]).name)
+            log_stopping(signal.Signals(self._signals[0]).name, self._grace, self._calls.active_calls)
         if len(self._signals) > 1 and self._answer_until is None:
             self.stop(at_once=True)
         if self._drain_until is not None and not self.should_exit:
             self._drain(time.monotonic())
         return await super().on_tick(counter)
 
-    def _announce(self, cause: str) -> None:
-        calls = self._calls.active_calls
-        if calls:
-            logger.info(
-                "Stopping (%s): waiting up to %g s for %d tool call%s in flight; a second signal cancels %s now.",
-                cause,
-                self._grace,
-                calls,
-                "" if calls == 1 else "s",
-                "it" if calls == 1 else "them",
-            )
-        else:
-            logger.info("Stopping (%s): no tool call in flight.", cause)
-
     def _drain(self, now: float) -> None:
         assert self._drain_until is not None
         running = self._calls.active_calls
         if running and now >= self._drain_until and self._answer_until is None:
-            reason = (
-                f"The server is stopping: this call was cancelled after the {self._grace:g} s it was given to "
-                "finish, and may have partly run. Call it again once the server is back."
-            )
-            cancelled = self._calls.cancel_calls(reason)
-            logger.warning(
-                "Cancelling %d tool call%s still running after %g s; %s told the server is stopping.",
-                cancelled,
-                "" if cancelled == 1 else "s",
-                self._grace,
-                "its client is" if cancelled == 1 else "their clients are",
-            )
+            log_cancelling(self._calls.cancel_calls(stopping_reason(self._grace)), self._grace)
             self._answer_until = now + _ANSWER_SLACK
         answering = self._posts.open if self._posts is not None else 0
         if running == 0 and answering == 0:

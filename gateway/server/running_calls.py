@@ -3,19 +3,23 @@
 A server told to stop waits for its calls (`active`) for a grace period, then cancels those still running
 (`cancel_all`). A cancelled call is still answered: with the JSON-RPC error of `stopped_error` (code -32800, a cancelled
 request, as the SDK answers one on the handshake-era wire), whose message tells its client why it has no result
-and that the call may have partly run.
+and that the call may have partly run. The log lines and that message are the same for every transport
+(`log_stopping`, `log_cancelling`, `stopping_reason`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Generator
 from typing import Final
 
 import anyio
 from mcp import MCPError
 
-__all__ = ["REQUEST_CANCELLED", "RunningCalls"]
+__all__ = ["REQUEST_CANCELLED", "RunningCalls", "log_cancelling", "log_stopping", "stopping_reason"]
+
+logger = logging.getLogger(__name__)
 
 REQUEST_CANCELLED: Final = -32800
 """The JSON-RPC error code of a cancelled request (the SDK's `REQUEST_CANCELLED`)."""
@@ -26,6 +30,7 @@ class RunningCalls:
 
     def __init__(self) -> None:
         self._scopes: set[anyio.CancelScope] = set()
+        self._ended: anyio.Event | None = None
         self.stop_reason: str | None = None
         """Why the calls were cancelled (`cancel_all`), for their answers; None while the server runs."""
 
@@ -49,6 +54,16 @@ class RunningCalls:
             yield scope
         finally:
             self._scopes.discard(scope)
+            if not self._scopes and self._ended is not None:
+                self._ended.set()
+                self._ended = None
+
+    async def ended(self) -> None:
+        """Return once no call is running."""
+        while self._scopes:
+            if self._ended is None:
+                self._ended = anyio.Event()
+            await self._ended.wait()
 
     def cancel_all(self, reason: str) -> int:
         """Cancel every call running now and any that starts from now on; returns how many were running."""
@@ -60,3 +75,37 @@ class RunningCalls:
     def stopped_error(self) -> MCPError:
         """The error a call cancelled by `cancel_all` is answered with."""
         return MCPError(REQUEST_CANCELLED, self.stop_reason or "Request cancelled")
+
+
+def stopping_reason(grace: float) -> str:
+    """What the client of a call cancelled after the `grace` seconds of a stopping server is told."""
+    return (
+        f"The server is stopping: this call was cancelled after the {grace:g} s it was given to finish, and may have "
+        "partly run. Call it again once the server is back."
+    )
+
+
+def log_stopping(cause: str, grace: float, running: int) -> None:
+    """Log that the server stops (on signal `cause`) and how many calls it waits for."""
+    if running:
+        logger.info(
+            "Stopping (%s): waiting up to %g s for %d tool call%s in flight; a second signal cancels %s now.",
+            cause,
+            grace,
+            running,
+            "" if running == 1 else "s",
+            "it" if running == 1 else "them",
+        )
+    else:
+        logger.info("Stopping (%s): no tool call in flight.", cause)
+
+
+def log_cancelling(cancelled: int, grace: float) -> None:
+    """Log that `cancelled` calls still ran after `grace` seconds and are cancelled now."""
+    logger.warning(
+        "Cancelling %d tool call%s still running after %g s; %s told the server is stopping.",
+        cancelled,
+        "" if cancelled == 1 else "s",
+        grace,
+        "its client is" if cancelled == 1 else "their clients are",
+    )

@@ -9,14 +9,17 @@ import socket
 import sys
 import uuid
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
 
+from gateway._write_check import CheckedWriteStream
 from gateway.server._http_runner import GracefulServer, OpenPosts, listen, run_http
 from gateway.server._request_deadlines import RequestTimeouts, timed_protocol
 from gateway.server._request_ids import MalformedIdFilter
+from gateway.server._stdio_stop import StoppableStdin, stop_on_signal
 from gateway.server.auth import tokens_from_env
 from gateway.server.callback_listener import callback_listener
 from gateway.server.event_loop import HttpParserChoice, LoopChoice, chosen_http_parser, run_on_loop, running_loop
@@ -108,7 +111,7 @@ async def serve_async(
             `h11` or `httptools` (`gateway.server.event_loop`).
         fast_lane: relay eligible `tools/call` requests of upstream tools below the SDK's server over streamable
             HTTP (`gateway.server.fast_lane`); False sends every request through the SDK.
-        shutdown_grace: on SIGINT or SIGTERM (HTTP), seconds the tool calls in flight may take to finish; then
+        shutdown_grace: on SIGINT or SIGTERM, seconds the tool calls in flight may take to finish; then
             those still running are cancelled, each answered with a JSON-RPC error saying the server is stopping.
             A signal ends the server normally: this returns.
 
@@ -121,7 +124,7 @@ async def serve_async(
         store = state_store or open_state_store(state_location(state_path))
         tool_server = ToolServer(tools, name=name, state_store=store)
     if transport == "stdio":
-        await _serve_stdio(tool_server)
+        await _serve_stdio(tool_server, shutdown_grace)
         return
     parser = chosen_http_parser(http_parser)
     if sock is None:
@@ -181,7 +184,7 @@ async def serve_async(
     await run_http(server, sockets)
 
 
-async def _serve_stdio(tool_server: ToolServer) -> None:
+async def _serve_stdio(tool_server: ToolServer, shutdown_grace: float) -> None:
     token = connection_id.set(uuid.uuid4().hex)
     try:
         async with contextlib.AsyncExitStack() as stack:
@@ -192,14 +195,22 @@ async def _serve_stdio(tool_server: ToolServer) -> None:
             await stack.enter_async_context(tool_server)
             logger.info("Serving %s over stdio, on %s.", tool_server.name, running_loop())
             sys.stdout.flush()
-            read, write = await stack.enter_async_context(stdio_server())
+            # stdin is read so that a signal can end it (`gateway.server._stdio_stop`); the SDK reads any async
+            # iterable of lines there, though it names anyio's file type.
+            stdin = stack.enter_context(StoppableStdin().claimed())
+            read, write = await stack.enter_async_context(stdio_server(stdin=cast("anyio.AsyncFile[str]", stdin)))
             # stdout is the wire now (the SDK points fd 1 at stderr and writes the wire to a copy): a tool's print()
             # goes to stderr through Python's own stdout too, at once, instead of sitting in stdout's buffer until
             # exit, when fd 1 is the wire again.
             stack.enter_context(contextlib.redirect_stdout(sys.stderr))
+            # One message that cannot be serialised fails alone rather than ending the connection.
+            write = CheckedWriteStream(write, "the client")
             # The SDK drops a malformed request id and never answers; the filter answers -32600 instead.
             requests = MalformedIdFilter(read, write)
-            await tool_server.server.run(requests, write, tool_server.server.create_initialization_options())
+            async with anyio.create_task_group() as tg:
+                await tg.start(stop_on_signal, tool_server, stdin, shutdown_grace)
+                await tool_server.server.run(requests, write, tool_server.server.create_initialization_options())
+                tg.cancel_scope.cancel()
     finally:
         connection_id.reset(token)
 

@@ -160,6 +160,10 @@ class ToolCalls:
         """Why the calls in flight were cancelled (`cancel_calls`); None while the server runs."""
         return self._running_calls.stop_reason
 
+    async def calls_ended(self) -> None:
+        """Return once no call is running (`active_calls` is 0)."""
+        await self._running_calls.ended()
+
     def cancel_calls(self, reason: str) -> int:
         """Cancel every call running now or started later (the server stops); returns how many were running.
 

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -15,6 +16,7 @@ from fixture_tools import TOOLS
 from mcp import MCPError, types
 from server_harness import (
     DEADLINE,
+    INITIALIZE,
     ROOT,
     TOOLS_REF,
     Era,
@@ -176,3 +178,49 @@ async def test_a_signal_answers_a_relayed_upstream_call_that_outlasts_the_grace_
     (outcome,) = outcomes
     assert isinstance(outcome, MCPError), outcome
     assert "server is stopping" in str(outcome), outcome
+
+
+@pytest.mark.parametrize(
+    ("sent", "seconds", "grace"),
+    [
+        pytest.param(signal.SIGTERM, 1.0, None, id="SIGTERM-finishes-within-the-default-grace"),
+        pytest.param(signal.SIGINT, 600.0, 1.0, id="SIGINT-outlasts-the-grace"),
+    ],
+)
+async def test_a_signal_to_a_stdio_server_answers_the_call_in_flight_and_exits_0(
+    sent: signal.Signals, seconds: float, grace: float | None, state_file: Path
+) -> None:
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
+    command += [] if grace is None else ["--shutdown-grace", str(grace)]
+    call = {"name": "slow_job", "arguments": {"seconds": seconds}, "_meta": {"progressToken": "p"}}
+    messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    replies: list[dict[str, Any]] = []
+    async with await anyio.open_process(command, cwd=ROOT) as process:
+        try:
+            assert process.stdin is not None
+            assert process.stdout is not None
+            assert process.stderr is not None
+            await process.stdin.send("".join(json.dumps(message) + "\n" for message in messages).encode())
+            buffer = ""
+            # A hang detector, not a timing assertion: the grace periods here are far shorter.
+            with anyio.fail_after(DEADLINE):
+                async for chunk in TextReceiveStream(process.stdout):
+                    buffer += chunk
+                    *lines, buffer = buffer.split("\n")
+                    for line in filter(None, lines):
+                        replies.append(json.loads(line))
+                        if replies[-1].get("method") == "notifications/progress":
+                            process.send_signal(sent)  # the call is running
+                returncode = await process.wait()
+            log = b"".join([chunk async for chunk in process.stderr]).decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert returncode == 0, log
+    assert f"Stopping ({sent.name}): waiting up to {grace or 10:g} s for 1 tool call in flight" in log
+    (answer,) = [reply for reply in replies if reply.get("id") == 2]
+    if grace is None:
+        assert answer["result"]["structuredContent"] == {"result": "finished"}
+    else:
+        assert "server is stopping" in answer["error"]["message"]
