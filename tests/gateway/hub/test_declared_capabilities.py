@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import anyio
+import httpx2
 import pytest
 from hub_harness import (
     DEADLINE,
@@ -30,9 +31,11 @@ from hub_harness import (
     structured,
     write_config,
 )
-from mcp import Client, StdioServerParameters, types
+from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.context import ClientRequestContext
+from mcp.client.streamable_http import streamable_http_client
 
+from gateway.client._declared_client import DeclaringClient
 from gateway.server import SESSION_META_KEY
 from tests.conformance.toolchain import ensure_toolchain
 
@@ -161,3 +164,36 @@ async def test_the_call_command_finds_a_tool_offered_only_to_clients_that_can_sa
     # Found and called: the terminal refuses to sample without --sample-with.
     assert "No tool" not in output
     assert "--sample-with" in output
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_form_only_client_is_never_relayed_an_upstreams_url_elicitation(mode: Mode, tmp_path: Path) -> None:
+    # A shared upstream session declares both elicitation modes, so server-everything offers its URL tool to all.
+    upstream = server_everything()
+    entry = {"command": upstream.command, "args": upstream.args, "env": upstream.env, "prefix": "", **SLOW_START}
+    config = write_config(tmp_path, {"up": entry | {"sessionPolicy": "shared"}})
+    asked: list[types.ElicitRequestParams] = []
+
+    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        asked.append(params)
+        return types.ElicitResult(action="decline")
+
+    with anyio.fail_after(DEADLINE):
+        async with (
+            gateway_http(config) as base_url,
+            httpx2.AsyncClient(timeout=httpx2.Timeout(DEADLINE, read=300)) as http,
+        ):
+            transport = streamable_http_client(f"{base_url}/mcp", http_client=http)
+            client = DeclaringClient(transport, mode=mode, elicitation_callback=elicit)
+            client.declared = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+            async with client:
+                arguments = {"url": "https://example.com/consent", "elicitationId": "form-only-1"}
+                try:
+                    result = await client.call_tool("trigger-url-elicitation", arguments)
+                except MCPError as exc:
+                    outcome = exc.message
+                else:
+                    outcome = str(result.content)
+    assert asked == []
+    assert "elicitation.url" in outcome, outcome
