@@ -19,8 +19,8 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from gateway._write_check import CheckedWriteStream
 from gateway.client._stderr_relay import stderr_relay
-from gateway.client._write_check import CheckedWriteStream
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway._write_check import CheckedWriteStream
 from gateway.errors import ConfigError, MissingExtraError
 from gateway.server._request_ids import MalformedIdGuard
 from gateway.server.auth import StaticTokenVerifier
@@ -148,7 +149,9 @@ def create_app(
         endpoint = _SseEndpoint(send)
         try:
             async with sse.connect_sse(scope, receive, endpoint.send) as (read, write):
-                await tool_server.server.run(read, write, tool_server.server.create_initialization_options())
+                # One message that cannot be serialised fails alone rather than ending the connection.
+                checked = CheckedWriteStream(write, "the client")
+                await tool_server.server.run(read, checked, tool_server.server.create_initialization_options())
         finally:
             # The connection's requests ran in the POSTs' contexts, so `Server.run`'s wrapper saw none of them:
             # end the session by the key they were served under (its isolated upstream sessions end with it).

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
-from mcp import Client, MCPError, types
+from mcp import Client, MCPError, StdioServerParameters, types
 from server_harness import (
     DEADLINE,
     INITIALIZE,
@@ -22,6 +24,8 @@ from server_harness import (
     serve_and_connect,
     serve_stdio_lines,
 )
+
+from gateway.server import ToolServer
 
 pytestmark = pytest.mark.anyio
 
@@ -122,3 +126,31 @@ async def test_a_json_rpc_batch_is_an_invalid_request_said_plainly(protocol_vers
     assert body["error"]["code"] == types.INVALID_REQUEST
     assert "batch" in body["error"]["message"]
     assert "validation" not in body["error"]["message"].lower()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "sse", "http"])
+async def test_a_result_that_cannot_be_encoded_fails_its_call_alone_and_the_connection_serves_on(
+    transport: Transport, tmp_path: Path
+) -> None:
+    """A lone surrogate has no UTF-8 form: the SDK's writer raised on a result holding one and ended the client's
+    whole stdio or SSE connection; now that call alone is answered with an error. (Streamable HTTP gives each
+    request a stream of its own: the SDK ends that one without an answer, and the session serves on.)"""
+    from unencodable_tools import TOOLS as UNENCODABLE
+
+    async with contextlib.AsyncExitStack() as stack:
+        target: str | StdioServerParameters
+        if transport == "stdio":
+            tools = f"{Path(__file__).with_name('unencodable_tools.py')}:TOOLS"
+            args = ["-m", "gateway.cli", "serve", "--tools", tools, "--state", str(tmp_path / "state.db")]
+            target = StdioServerParameters(command=sys.executable, args=args, cwd=Path(__file__).parents[3])
+        else:
+            target = await stack.enter_async_context(http_server(ToolServer(UNENCODABLE)))
+        client = await stack.enter_async_context(connect(transport, "legacy", target))
+        with anyio.fail_after(DEADLINE):
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("file_name", {})
+            after = await client.call_tool("echo", {"text": "still connected"})
+    assert first_text(after) == "still connected"
+    if transport != "http":
+        assert refused.value.error.code == types.INTERNAL_ERROR
+        assert "surrogates not allowed" in refused.value.error.message

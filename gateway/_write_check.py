@@ -1,20 +1,24 @@
-"""`CheckedWriteStream`: an upstream transport's write side that hands on only messages it can serialise.
+"""`CheckedWriteStream`: an MCP transport's write side that hands on only messages it can serialise.
 
-The SDK's transports serialise a message in the task that writes to the connection (a stdio child's stdin, an
-HTTP POST); a message that cannot be serialised (a string with a lone surrogate, which UTF-8 cannot carry) raises
-there, ends the transport, and so ends an upstream session that other calls, or every client, may be using. Here
-each message is serialised as the stdio transport serialises it before it is handed on, so it fails alone:
+The SDK's transports serialise a message in the task that writes to the connection (a stdio pipe, an SSE stream, an
+HTTP POST); a message that cannot be serialised (a string with a lone surrogate, which UTF-8 cannot carry: a file
+name read with `os.fsdecode`, say) raises there and ends the transport, and with it a session other requests use:
+an upstream session every client may share, or a downstream client's stdio or SSE connection. Here each message is
+serialised as the stdio transport serialises it before it is handed on, so it fails alone:
 
 * a request fails its caller with `MCPError` -32602 (Invalid params) saying why, and nothing is sent;
-* an answer to what the upstream asked becomes an error answer (-32603), so the upstream's request still ends;
+* an answer to the peer's request becomes an error answer (-32603), so the peer's request still ends;
 * a notification is dropped, with a warning.
+
+Both sides use it: the gateway's upstream transports (`gateway.client.transport`) and its own stdio and SSE
+connections (`gateway.server`).
 """
 
 from __future__ import annotations
 
 import logging
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Protocol, Self
 
 from mcp import MCPError, types
 from mcp.shared.message import SessionMessage
@@ -35,17 +39,17 @@ class CheckedWriteStream:
 
     Args:
         inner: the transport's write stream.
-        upstream: the upstream's name for messages.
+        peer: who is at the other end, for messages (an upstream's description, "the client").
     """
 
-    def __init__(self, inner: _Sending, upstream: str) -> None:
+    def __init__(self, inner: _Sending, peer: str) -> None:
         self._inner = inner
-        self._upstream = upstream
+        self._peer = peer
 
     async def send(self, item: SessionMessage, /) -> None:
         message = item.message
         try:
-            # As the stdio transport's writer serialises it (the HTTP transports' serialisation fails on the same).
+            # As the stdio transports' writers serialise it (the HTTP and SSE ones fail on the same).
             message.model_dump_json(by_alias=True, exclude_unset=True)
         except PydanticSerializationError as exc:
             replacement = self._refused(message, exc)
@@ -59,12 +63,12 @@ class CheckedWriteStream:
         if isinstance(message, types.JSONRPCRequest):
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"The {message.method} request cannot be sent to {self._upstream}: {exc}. Nothing was sent.",
+                message=f"The {message.method} request cannot be sent to {self._peer}: {exc}. Nothing was sent.",
             )
         if isinstance(message, types.JSONRPCNotification):
-            logger.warning("Dropped a %s notification to %s: %s", message.method, self._upstream, exc)
+            logger.warning("Dropped a %s notification to %s: %s", message.method, self._peer, exc)
             return None
-        logger.warning("The gateway's answer to request %r of %s cannot be sent: %s", message.id, self._upstream, exc)
+        logger.warning("The gateway's answer to request %r of %s cannot be sent: %s", message.id, self._peer, exc)
         error = types.ErrorData(code=types.INTERNAL_ERROR, message=f"The gateway's answer cannot be serialised: {exc}")
         return types.JSONRPCError(jsonrpc="2.0", id=message.id, error=error)
 
@@ -75,7 +79,7 @@ class CheckedWriteStream:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> Any:
+        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
+    ) -> bool | None:
         await self.aclose()
         return None
