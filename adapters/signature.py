@@ -123,8 +123,9 @@ def _docstring(func: Callable[..., Any]) -> docstring_parser.Docstring:
     return docstring_parser.parse(_docstring_text(func))
 
 
-_GOOGLE_PARAMETER_HEADER = re.compile(r"(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*")
-_NUMPY_PARAMETER_TITLES = frozenset({"Parameters", "Params", "Arguments", "Args", "Other Parameters", "Receives"})
+# Only the sections `docstring_parser` reads parameter descriptions from: any other section is kept as ADK keeps it.
+_GOOGLE_PARAMETER_HEADER = re.compile(r"(Args|Arguments|Parameters|Params):\s*")
+_NUMPY_PARAMETER_TITLES = frozenset({"Parameters", "Params", "Arguments", "Args"})
 _NUMPY_UNDERLINE = re.compile(r"-{3,}\s*")
 _REST_PARAMETER_FIELD = re.compile(r":(param|parameter|arg|argument|key|keyword|type)\b")
 

@@ -103,6 +103,25 @@ def test_the_returns_and_raises_sections_stay_in_the_description_word_for_word()
     )
 
 
+def test_a_section_that_gives_no_parameter_descriptions_stays_in_the_description() -> None:
+    def scale(a: int, factor: int = 2) -> int:
+        """Scale a number.
+
+        Args:
+            a: the number.
+
+        Keyword Args:
+            factor: how much.
+        """
+        return a * factor
+
+    declaration = function_to_declaration(scale)
+
+    assert declaration.description == "Scale a number.\n\nKeyword Args:\n    factor: how much."
+    assert declaration.parameters_json_schema is not None
+    assert declaration.parameters_json_schema["properties"]["a"]["description"] == "the number."
+
+
 def test_numpy_and_rest_docstrings_keep_their_returns_sections_too() -> None:
     def numpy_style(a: int) -> int:
         """Do a thing.
