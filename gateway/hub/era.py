@@ -10,12 +10,13 @@
 * `protocolVersion` in an upstream's config overrides both.
 
 What an upstream session declares follows the same split. An `isolated` session declares what its downstream
-client declared — in the handshake era in `initialize`, in 2026-07-28 in the request's `_meta` (a session opened
-for a client that declares differently later is not reused) — as far as the gateway relays it: elicitation (form
-and URL modes as declared), sampling (without `tools` or `context`, which the gateway does not relay) and roots.
-So the upstream offers a client the tools that client can use, and asks it only what it can answer. A `shared`
-session serves every client at once; it declares what its callbacks can relay (elicitation in both modes,
-sampling, roots), and a question reaches the client of the call that caused it, which answers or declines.
+client declared — in the handshake era in `initialize`, in 2026-07-28 in each request's `_meta` (requests that
+declare differently get different upstream sessions) — as far as the gateway relays it: elicitation (form and URL
+modes as declared), sampling (without `tools` or `context`, which the gateway does not relay) and roots. So the
+upstream offers a client the tools that client can use, and asks it only what it can answer. A `shared` session
+serves every client at once, so it declares everything the gateway relays (elicitation in both modes, sampling,
+roots), as does a session opened with no downstream request behind it; a question reaches the client of the call
+that caused it, which answers, or is refused for it when it did not declare that capability.
 """
 
 from __future__ import annotations
