@@ -29,7 +29,7 @@ from typing import Final, Protocol
 
 import anyio
 import uvicorn
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import ConfigError
 from gateway.server._repeat_filter import RepeatFilter, filtering_repeats
@@ -89,7 +89,9 @@ class OpenPosts:
     """ASGI middleware counting the POST requests whose response is not complete yet (`open`).
 
     A tool call's result travels in the response to its POST (streamable HTTP): the call's handler has returned a
-    moment before the response is written, so a stopping server waits for these too.
+    moment before the response is written, so a stopping server waits for these too. An event stream the server cut
+    when it stopped (sse-starlette ends every one without its last, empty chunk) is completed here, so that uvicorn
+    does not log the stop as an application error.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -97,14 +99,37 @@ class OpenPosts:
         self.open = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
+        method = scope.get("method") if scope["type"] == "http" else None
+        if method == "POST":
+            self.open += 1
+            try:
+                await self._app(scope, receive, send)
+            finally:
+                self.open -= 1
+        elif method == "GET":
+            # The event streams (`GET /mcp`, `GET /sse`): the POSTs' are complete before the server stops.
+            response = _Response(send)
+            await self._app(scope, receive, response.send)
+            if response.started and not response.complete:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        else:
             await self._app(scope, receive, send)
-            return
-        self.open += 1
-        try:
-            await self._app(scope, receive, send)
-        finally:
-            self.open -= 1
+
+
+class _Response:
+    """An HTTP response's `send`, noting whether it started and whether its body is complete."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+        self.complete = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.complete = True
+        await self._send(message)
 
 
 class GracefulServer(uvicorn.Server):

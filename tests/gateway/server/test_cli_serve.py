@@ -96,6 +96,8 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
                 process.kill()
     assert returncode == 0, log
     assert f"Stopping ({sent.name}): waiting up to {grace or 10:g} s for 1 tool call in flight" in log
+    # A stop is not a failure: nothing is logged as an error (uvicorn said so of each event stream it cut).
+    assert " ERROR " not in log and "ERROR:" not in log, log
     (outcome,) = outcomes
     if grace is None:
         assert isinstance(outcome, types.CallToolResult), outcome
