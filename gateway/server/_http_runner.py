@@ -186,14 +186,20 @@ class GracefulServer(uvicorn.Server):
     def _drain(self, now: float) -> None:
         assert self._drain_until is not None
         running = self._calls.active_calls
-        if running and now >= self._drain_until and self._answer_until is None:
-            log_cancelling(self._calls.cancel_calls(stopping_reason(self._grace)), self._grace)
+        if now >= self._drain_until and self._answer_until is None:
+            if running:
+                log_cancelling(self._calls.cancel_calls(stopping_reason(self._grace)), self._grace)
+            # Also bounds a POST that is no call (a client slow to send its body): it does not hold the stop.
             self._answer_until = now + _ANSWER_SLACK
         answering = self._posts.open if self._posts is not None else 0
         if running == 0 and answering == 0:
             self.should_exit = True
         elif self._answer_until is not None and now >= self._answer_until:
-            logger.warning("%d tool call(s) did not end when cancelled; shutting down without them.", running)
+            logger.warning(
+                "Shutting down with %d tool call(s) that did not end when cancelled and %d request(s) unanswered.",
+                running,
+                answering,
+            )
             self.should_exit = True
 
     @contextlib.contextmanager

@@ -97,7 +97,8 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
     assert returncode == 0, log
     assert f"Stopping ({sent.name}): waiting up to {grace or 10:g} s for 1 tool call in flight" in log
     # A stop is not a failure: nothing is logged as an error (uvicorn said so of each event stream it cut).
-    assert " ERROR " not in log and "ERROR:" not in log, log
+    assert " ERROR " not in log, log
+    assert "ERROR:" not in log, log
     (outcome,) = outcomes
     if grace is None:
         assert isinstance(outcome, types.CallToolResult), outcome
@@ -226,3 +227,26 @@ async def test_a_signal_to_a_stdio_server_answers_the_call_in_flight_and_exits_0
         assert answer["result"]["structuredContent"] == {"result": "finished"}
     else:
         assert "server is stopping" in answer["error"]["message"]
+
+
+async def test_a_request_slow_to_arrive_does_not_hold_a_stopping_server_past_its_grace(state_file: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
+    command += ["--port", str(port), "--state", str(state_file), "--shutdown-grace", "1", "--body-timeout", "600"]
+    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+        try:
+            await wait_until_healthy(f"http://127.0.0.1:{port}")
+            async with await anyio.connect_tcp("127.0.0.1", port) as slow:
+                head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                await slow.send(f"{head}Content-Length: 100\r\n\r\n{{".encode())
+                process.send_signal(signal.SIGTERM)
+                # A hang detector: the body deadline (600 s) is far beyond it, the grace (1 s) well within.
+                with anyio.fail_after(DEADLINE):
+                    returncode = await process.wait()
+            assert process.stderr is not None
+            log = b"".join([chunk async for chunk in process.stderr]).decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert returncode == 0, log
+    assert "Stopping (SIGTERM): no tool call in flight." in log
