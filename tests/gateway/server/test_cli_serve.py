@@ -250,3 +250,27 @@ async def test_a_request_slow_to_arrive_does_not_hold_a_stopping_server_past_its
                 process.kill()
     assert returncode == 0, log
     assert "Stopping (SIGTERM): no tool call in flight." in log
+
+
+async def test_json_logs_of_an_http_server_hold_uvicorns_lines_too(state_file: Path) -> None:
+    port = free_port()
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
+    command += ["--port", str(port), "--state", str(state_file), "--log-format", "json"]
+    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+        try:
+            await wait_until_healthy(f"http://127.0.0.1:{port}")
+            async with await anyio.connect_tcp("127.0.0.1", port) as garbage:
+                # uvicorn warns of a request it cannot parse, in a line of its own making unless it logs through ours.
+                await garbage.send(b"NOT HTTP\x1b[2K\r\n\r\n")
+                with anyio.fail_after(DEADLINE):
+                    await garbage.receive()
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(DEADLINE):
+                await process.wait()
+            assert process.stderr is not None
+            log = b"".join([chunk async for chunk in process.stderr]).decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    records = [json.loads(line) for line in log.splitlines()]
+    assert any(record["logger"] == "uvicorn.error" for record in records), log
