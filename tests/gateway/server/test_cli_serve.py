@@ -21,6 +21,7 @@ from server_harness import (
     TOOLS_REF,
     Era,
     StartedSignal,
+    Transport,
     connect,
     run_serve,
     wait_until_healthy,
@@ -48,16 +49,17 @@ async def test_serving_on_a_taken_port_is_a_config_error_naming_the_address() ->
 
 
 @pytest.mark.parametrize(
-    ("sent", "era", "seconds", "grace"),
+    ("sent", "transport", "era", "seconds", "grace"),
     [
-        pytest.param(signal.SIGTERM, "legacy", 1.0, None, id="SIGTERM-finishes-within-the-default-grace"),
-        pytest.param(signal.SIGINT, "modern", 1.0, None, id="SIGINT-finishes-within-the-default-grace"),
-        pytest.param(signal.SIGINT, "legacy", 600.0, 1.0, id="SIGINT-outlasts-the-grace"),
-        pytest.param(signal.SIGTERM, "modern", 600.0, 1.0, id="SIGTERM-outlasts-the-grace"),
+        pytest.param(signal.SIGTERM, "http", "legacy", 1.0, None, id="SIGTERM-finishes-within-the-default-grace"),
+        pytest.param(signal.SIGINT, "http", "modern", 1.0, None, id="SIGINT-finishes-within-the-default-grace"),
+        pytest.param(signal.SIGINT, "http", "legacy", 600.0, 1.0, id="SIGINT-outlasts-the-grace"),
+        pytest.param(signal.SIGTERM, "http", "modern", 600.0, 1.0, id="SIGTERM-outlasts-the-grace"),
+        pytest.param(signal.SIGTERM, "sse", "legacy", 600.0, 1.0, id="SIGTERM-outlasts-the-grace-over-SSE"),
     ],
 )
 async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_exits_0(
-    sent: signal.Signals, era: Era, seconds: float, grace: float | None, state_file: Path
+    sent: signal.Signals, transport: Transport, era: Era, seconds: float, grace: float | None, state_file: Path
 ) -> None:
     """A call that ends within the grace period has its result; one that does not gets an error saying why."""
     port = free_port()
@@ -77,7 +79,7 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
                 except MCPError as exc:
                     outcomes.append(exc)
 
-            async with connect("http", era, base_url) as client:
+            async with connect(transport, era, base_url) as client:
                 # A hang detector, not a timing assertion: the grace periods here are far shorter.
                 with anyio.fail_after(DEADLINE):
                     # The SDK's client lists the tools after a call to a tool it has not seen (to check the result
