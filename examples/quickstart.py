@@ -1,4 +1,4 @@
-"""The README's quickstart, runnable: `python examples/quickstart.py`."""
+"""The example of docs/serving/functions.md, runnable: `python examples/quickstart.py`."""
 
 from __future__ import annotations
 

@@ -17,7 +17,8 @@ PORT_ENV: Final = "ADK_MCP_GATEWAY_PORT"
 _PINS_STATE: Final = "the state store holding the pins (pinTools), as given to serve"
 
 _EPILOG = f"""\
-CONFIG is a JSON file in Claude Desktop's format ({{"mcpServers": {{...}}}}) plus gateway options; see README.
+CONFIG is a JSON file in Claude Desktop's format ({{"mcpServers": {{...}}}}) plus gateway options
+(docs/gateway/config.md).
 Tool references (--tools): 'package.module:attr' (a function, tool, toolset or list of them), 'package.module' or
 'path/to/file.py' (its __all__, else its public functions).
 
