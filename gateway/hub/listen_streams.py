@@ -76,9 +76,12 @@ class ListenStreams:
         if subscription_id is None:
             raise MCPError(code=types.INVALID_REQUEST, message="subscriptions/listen needs a request id.")
         if len(self._streams) >= self._max_streams:
+            # A limit reached is the request's fault in the same way as the per-client share: -32600 with the
+            # limit named, never an internal error.
             raise MCPError(
-                code=types.INTERNAL_ERROR,
+                code=types.INVALID_REQUEST,
                 message=f"This gateway has {self._max_streams} listen streams open already; try again later.",
+                data={"maxListenStreams": self._max_streams},
             )
         request: object = ctx.request
         client = client_share_key(request.client.host if isinstance(request, Request) and request.client else None)
