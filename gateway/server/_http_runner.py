@@ -154,6 +154,7 @@ class GracefulServer(uvicorn.Server):
         self._grace = grace
         self._signals: list[int] = []
         self._drain_until: float | None = None
+        self._at_once = False
         self._answer_until: float | None = None
         """Set once the calls were cancelled: how long their answers may take to be written."""
 
@@ -167,6 +168,7 @@ class GracefulServer(uvicorn.Server):
     def stop(self, *, at_once: bool = False) -> None:
         """Stop as a signal would: after the grace period, or (`at_once`) cancelling the calls in flight now."""
         now = time.monotonic()
+        self._at_once = self._at_once or at_once
         if self._drain_until is None:
             self._drain_until = now if at_once else now + self._grace
         elif at_once:
@@ -188,7 +190,8 @@ class GracefulServer(uvicorn.Server):
         running = self._calls.active_calls
         if now >= self._drain_until and self._answer_until is None:
             if running:
-                log_cancelling(self._calls.cancel_calls(stopping_reason(self._grace)), self._grace)
+                grace = None if self._at_once else self._grace
+                log_cancelling(self._calls.cancel_calls(stopping_reason(grace)), grace)
             # Also bounds a POST that is no call (a client slow to send its body): it does not hold the stop.
             self._answer_until = now + _ANSWER_SLACK
         answering = self._posts.open if self._posts is not None else 0

@@ -118,10 +118,13 @@ async def stop_on_signal(
         async for first in signals:
             log_stopping(signal.Signals(first).name, grace, calls.active_calls)
             break
+        hurried = False
         async with anyio.create_task_group() as drain:
 
             async def hurry() -> None:
+                nonlocal hurried
                 async for _ in signals:
+                    hurried = True
                     drain.cancel_scope.cancel()
 
             drain.start_soon(hurry)
@@ -130,7 +133,8 @@ async def stop_on_signal(
             drain.cancel_scope.cancel()
         # Signals from here on are ignored (still received): the answers are moments away.
         if calls.active_calls:
-            log_cancelling(calls.cancel_calls(stopping_reason(grace)), grace)
+            waited = None if hurried else grace
+            log_cancelling(calls.cancel_calls(stopping_reason(waited)), waited)
             with anyio.move_on_after(_ANSWER_SLACK):
                 await calls.calls_ended()
         stdin.stop()

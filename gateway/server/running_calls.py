@@ -77,11 +77,12 @@ class RunningCalls:
         return MCPError(REQUEST_CANCELLED, self.stop_reason or "Request cancelled")
 
 
-def stopping_reason(grace: float) -> str:
-    """What the client of a call cancelled after the `grace` seconds of a stopping server is told."""
+def stopping_reason(grace: float | None) -> str:
+    """What the client of a call a stopping server cancelled is told: after `grace` seconds, or (None) at once."""
+    when = "at once (the server was told twice)" if grace is None else f"after the {grace:g} s it was given to finish"
     return (
-        f"The server is stopping: this call was cancelled after the {grace:g} s it was given to finish, and may have "
-        "partly run. Call it again once the server is back."
+        f"The server is stopping: this call was cancelled {when}, and may have partly run. Call it again once the "
+        "server is back."
     )
 
 
@@ -100,12 +101,12 @@ def log_stopping(cause: str, grace: float, running: int) -> None:
         logger.info("Stopping (%s): no tool call in flight.", cause)
 
 
-def log_cancelling(cancelled: int, grace: float) -> None:
-    """Log that `cancelled` calls still ran after `grace` seconds and are cancelled now."""
+def log_cancelling(cancelled: int, grace: float | None) -> None:
+    """Log that `cancelled` calls still ran after `grace` seconds (None: a second signal) and are cancelled now."""
     logger.warning(
-        "Cancelling %d tool call%s still running after %g s; %s told the server is stopping.",
+        "Cancelling %d tool call%s still running %s; %s told the server is stopping.",
         cancelled,
         "" if cancelled == 1 else "s",
-        grace,
+        "on a second signal" if grace is None else f"after {grace:g} s",
         "its client is" if cancelled == 1 else "their clients are",
     )
