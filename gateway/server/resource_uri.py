@@ -5,12 +5,17 @@ RFC 3986 lets one resource be spelled several ways: `%73ecret` is `secret` (sect
 `files+file:///%73ecret/key.txt`. So a policy matches a URI's normal form (`normal_uri`), and reads its globs in
 that form too: scheme in lower case, percent-escapes of unreserved characters decoded, the others in upper case.
 A host's case is kept (many MCP servers name things by the authority, `memo://Today`); a deny rule also matches
-the host in any case, since other servers read hosts case-insensitively (`fold_host`).
+the host in any case, since other servers read hosts case-insensitively (`fold_host`). A local file has three
+spellings (RFC 8089): `file:/p`, `file://localhost/p` and `file:///p`, all matched as the last (so is a
+`prefix+file:` URI).
 
 Some spellings cannot be matched safely at all, because what they name is up to the upstream: dot segments
 (`/public/../secret`, also spelled `%2e%2e`), which a file server may resolve; an encoded `/` or a `\\` in the path
-(`..%2fsecret`), which a server may decode into a separator before resolving; a double percent-encoding (`%252e`);
-a scheme not in lower case (the gateway routes `prefix+...` by its exact spelling). `ambiguity` says what makes a
+(`..%2fsecret`), which a server may decode into a separator before resolving; a `\\` in the authority, which
+WHATWG URL parsers read as the path's start (`https://host\\secret`); an empty path segment (`file:////secret`),
+which a file system reads as one `/`; a file URI naming another host than `localhost`, whose path servers read as
+a local one; a double percent-encoding (`%252e`); a scheme not in lower case (the gateway routes `prefix+...` by
+its exact spelling). `ambiguity` says what makes a
 URI such a one; while a policy governs resources, the policy guard refuses it with an error saying so, so the
 upstream is never asked for a URI other than the one the policy allowed.
 """
@@ -48,6 +53,10 @@ def _parts(uri: str) -> tuple[str | None, str | None, str, str, str]:
     return scheme, authority, path, query or "", fragment or ""
 
 
+def _is_file(scheme: str | None) -> bool:
+    return scheme is not None and (scheme.lower() == "file" or scheme.lower().endswith("+file"))
+
+
 def normal_uri(uri: str, *, fold_host: bool = False) -> str:
     """`uri` in RFC 3986 normal form (section 6.2.2, without dot-segment removal: see `ambiguity`).
 
@@ -57,6 +66,8 @@ def normal_uri(uri: str, *, fold_host: bool = False) -> str:
     """
     scheme, authority, path, query, fragment = _parts(uri)
     normal = "" if scheme is None else scheme.lower() + ":"
+    if _is_file(scheme) and (authority is None or _normal_escapes(authority).lower() == "localhost"):
+        authority = "" if authority is not None or path.startswith("/") else None
     if authority is not None:
         userinfo, at, host = authority.rpartition("@")
         host = _normal_escapes(host)
@@ -66,11 +77,15 @@ def normal_uri(uri: str, *, fold_host: bool = False) -> str:
 
 def ambiguity(uri: str) -> str | None:
     """What in `uri` may make it name another resource upstream than the one a policy matched, or None."""
-    scheme, _, path, _, _ = _parts(uri)
+    scheme, authority, path, _, _ = _parts(uri)
     if scheme is not None and scheme != scheme.lower():
         return "a scheme not in lower case"
-    if "\\" in path or _ENCODED_BACKSLASH.search(path):
+    if "\\" in (authority or "") + path or _ENCODED_BACKSLASH.search(path):
         return "a backslash ('\\' or %5C), which some servers read as '/'"
+    if _is_file(scheme) and authority and _normal_escapes(authority).lower() != "localhost":
+        return "a host in a file URI, whose path some servers read as a local one"
+    if path.startswith("/") and "//" in path:
+        return "an empty path segment ('//'), which a file system reads as one '/'"
     if _ENCODED_SLASH.search(path):
         return "an encoded slash (%2F), which some servers decode into a path separator"
     if _DOUBLE_ENCODED.search(path):

@@ -66,6 +66,12 @@ OUTSIDE_PUBLIC = [
     "files+file:///public/%2E%2E%2Fsecret%2Fkey.txt",
     "files+file:///public/..%5Csecret%5Ckey.txt",
 ]
+FILE_SPELLINGS_OF_SECRET = [
+    "files+file:/secret/key.txt",
+    "files+file://localhost/secret/key.txt",
+    "files+file://LOCALHOST/secret/key.txt",
+    "files+file://elsewhere/secret/key.txt",
+]
 
 
 async def test_a_resource_uri_is_refused_when_an_upstream_could_resolve_it_outside_what_the_policy_allows(
@@ -79,6 +85,7 @@ async def test_a_resource_uri_is_refused_when_an_upstream_could_resolve_it_outsi
     policy = policy_of([PolicyConfig.model_validate(rule) for rule in rules])
     server = hub.gateway_server(gateway_tools(config), state_store=InMemoryStateStore(), policy=policy)
     refused: list[str] = []
+    refused_spellings: list[str] = []
     async with OAuthProvider() as provider, protected_gateway(provider, server) as gateway:
         bob = provider.mint("bob", audience=gateway.resource)
         carol = provider.mint("carol", audience=gateway.resource)
@@ -95,11 +102,18 @@ async def test_a_resource_uri_is_refused_when_an_upstream_could_resolve_it_outsi
                 # Another spelling of a denied URI is the denied URI.
                 with pytest.raises(MCPError) as denied:
                     await client.read_resource("files+file:///%73ecret/key.txt")
+                # So are the file URI's other spellings of a local path (RFC 8089), which the upstream reads alike.
+                for uri in FILE_SPELLINGS_OF_SECRET:
+                    with pytest.raises(MCPError) as spelled:
+                        await client.read_resource(uri)
+                    refused_spellings.append(spelled.value.error.message)
     assert getattr(public, "text", None) == "public notes"
     assert len(refused) == 2 * len(OUTSIDE_PUBLIC)
     assert all("cannot tell which resource" in message for message in refused), refused
     assert denied.value.error.code == -32602
     assert "policies" in denied.value.error.message
+    assert len(refused_spellings) == len(FILE_SPELLINGS_OF_SECRET)
+    assert all("secret key" not in message for message in refused_spellings), refused_spellings
 
 
 async def test_a_listen_stream_is_refused_for_a_resource_uri_the_policy_does_not_allow(tmp_path: Path) -> None:

@@ -18,6 +18,10 @@ from gateway.server.resource_uri import ambiguity, normal_uri
         ("files+file:///public/*", "files+file:///public/*"),
         ("memo://{day}", "memo://{day}"),
         ("urn:x:%41", "urn:x:A"),
+        ("files+file:/secret/key.txt", "files+file:///secret/key.txt"),
+        ("file://localhost/secret/key.txt", "file:///secret/key.txt"),
+        ("files+file://LocalHost/secret/*", "files+file:///secret/*"),
+        ("file:relative/name", "file:relative/name"),
     ],
 )
 def test_a_uri_is_matched_in_its_rfc_3986_normal_form(spelled: str, normal: str) -> None:
@@ -42,6 +46,11 @@ def test_a_host_keeps_its_case_unless_folded() -> None:
         ("files+file:///public\\..\\secret", "backslash"),
         ("files+file:///public/%252e%252e/secret", "double percent-encoding"),
         ("FILES+FILE:///public/readme.txt", "scheme not in lower case"),
+        ("files+file://\\secret\\key.txt", "backslash"),
+        ("https://example.com\\secret", "backslash"),
+        ("files+file://elsewhere/secret/key.txt", "host in a file URI"),
+        ("files+file:////secret/key.txt", "empty path segment"),
+        ("https://example.com/public//secret", "empty path segment"),
     ],
 )
 def test_a_uri_an_upstream_may_resolve_elsewhere_is_named_ambiguous(uri: str, named: str) -> None:
@@ -59,6 +68,8 @@ def test_a_uri_an_upstream_may_resolve_elsewhere_is_named_ambiguous(uri: str, na
         "memo://today",
         "memo://{day}",
         "https://example.com/a?path=../b",
+        "files+file://localhost/public/readme.txt",
+        "cache:https://example.com/a",
     ],
 )
 def test_a_plain_uri_is_not_ambiguous(uri: str) -> None:
