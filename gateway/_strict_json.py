@@ -18,10 +18,11 @@ import pydantic_core
 __all__ = ["parse_strict_json"]
 
 _DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
-_HUGE_MARKS: Final = (b"0" * 309, b"e000", b"E000", b"e+000", b"E+000")
-"""What a number past a double's range (about 1.8e308) must contain once its digits are written as zeros: 309 digits
-in a row, or an exponent of three digits. Only text with one of them is searched for infinities (most has none, and
-the search is a walk); the test is a few scans at C speed, linear in the text's length."""
+_HUGE_MARKS: Final = (b"0" * 210, b"e000", b"E000", b"e+000", b"E+000")
+"""What a number past a double's range (about 1.8e308) must contain once its digits are written as zeros: an exponent
+of three digits, or else (an exponent of at most 99, and n digits before the point make at most 10**(n + 99)) 210
+digits in a row. Only text with one of them is searched for infinities (most has none, and the search is a walk);
+the test is a few scans at C speed, linear in the text's length."""
 
 
 def parse_strict_json(data: bytes | str) -> Any:

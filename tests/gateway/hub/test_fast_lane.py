@@ -621,8 +621,19 @@ async def test_a_lone_surrogate_in_arguments_is_a_parse_error_on_both_lanes_and_
         _tools_call(9, "up_echo", '{"text":NaN}'),
         _tools_call(9, "up_echo", '{"text":-Infinity}'),
         _tools_call(9, "up_echo", '{"text":1e400}'),
+        _tools_call(9, "up_echo", '{"text":1' + "0" * 250 + "e99}"),
+        _tools_call(9, "up_echo", '{"text":1' + "0" * 300 + ".5E+9}"),
     ],
-    ids=["utf-16", "utf-32", "utf-8 with a byte order mark", "NaN", "-Infinity", "a number past a double"],
+    ids=[
+        "utf-16",
+        "utf-32",
+        "utf-8 with a byte order mark",
+        "NaN",
+        "-Infinity",
+        "a number past a double",
+        "a number past a double by a long mantissa and a two-digit exponent",
+        "a number past a double by a long mantissa and a one-digit exponent",
+    ],
 )
 async def test_a_body_that_is_not_strict_utf_8_json_is_a_parse_error_on_both_lanes(body: bytes, tmp_path: Path) -> None:
     async with upstream_http() as url:
