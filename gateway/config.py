@@ -82,6 +82,13 @@ class UpstreamConfig(BaseModel):
     """Seconds an isolated upstream session may sit without a request before it ends (and its process with it);
     `null` keeps it until its downstream session ends. Sessions named only by a `_meta` session key end no
     other way."""
+    max_sessions: int = Field(default=32, ge=1)
+    """Isolated upstream sessions (stdio: processes) open at once; past it the least recently used idle one ends,
+    and if none is idle the request is refused with a JSON-RPC error naming `maxSessions`."""
+    max_sessions_per_client: int = Field(default=8, ge=1)
+    """The same, per client: its authenticated principal, else its address (`docs/gateway/sessions.md`)."""
+    warm_sessions: int = Field(default=2, ge=0)
+    """Upstream sessions kept open for anonymous sessionless calls, each lent to one call at a time."""
     protocol_version: Literal["2025-11-25", "2026-07-28"] | None = None
     """The protocol era to speak with this upstream; default: chosen per session (`gateway.hub.era`)."""
     pin_tools: bool | None = None

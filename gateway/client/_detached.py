@@ -18,16 +18,18 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from typing import Final, Self
+from collections.abc import Awaitable, Callable
+from typing import Final, Self, TypeVar
 
 import anyio
 import anyio.abc
 
 from gateway.errors import GatewayError
 
-__all__ = ["DetachedTaskGroup"]
+__all__ = ["DetachedTaskGroup", "run_within"]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 _CLOSE_DEADLINE: Final = 10.0
 _running: set[asyncio.Task[None]] = set()
@@ -108,3 +110,31 @@ class DetachedTaskGroup:
         self._stop.set()
         with anyio.move_on_after(_CLOSE_DEADLINE, shield=True):
             await self._finished.wait()
+
+
+async def run_within(owners: anyio.abc.TaskGroup, seconds: float, work: Callable[[], Awaitable[_T]]) -> _T:
+    """`work()` run in `owners`, waited for at most `seconds` (past that it goes on there).
+
+    Raises:
+        TimeoutError: `work` did not finish in time (it is still running).
+    """
+    done = anyio.Event()
+    outcome: list[_T] = []
+    failure: list[Exception] = []
+
+    async def run() -> None:
+        try:
+            outcome.append(await work())
+        except Exception as exc:  # noqa: BLE001 - handed to the waiting caller, never raised into the group
+            failure.append(exc)
+        finally:
+            done.set()
+
+    owners.start_soon(run)
+    with anyio.move_on_after(seconds):
+        await done.wait()
+    if failure:
+        raise failure[0]
+    if outcome:
+        return outcome[0]
+    raise TimeoutError

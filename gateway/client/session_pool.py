@@ -28,9 +28,10 @@ import anyio
 import anyio.abc
 from mcp import MCPError, types
 
-from gateway.client._detached import DetachedTaskGroup
+from gateway.client._detached import DetachedTaskGroup, run_within
 from gateway.client.connection import ConnectionParams, SseConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.credentials import Credential
+from gateway.client.session_limits import SessionLimits
 from gateway.client.session_slot import SessionSlot, identity_of, slot_key
 from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
 from gateway.errors import UpstreamUnavailableError
@@ -70,6 +71,7 @@ class SessionPool:
         credential: how to authenticate to an HTTP upstream (its identity for a context keeps sessions apart).
         declared: the capabilities a session opened for a context declares; contexts that declare differently
             never share a session (None: every session declares what its callbacks can answer).
+        limits: caps on the sessions open at once, in all and per client (`SessionLimits`; none by default).
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class SessionPool:
         idle_timeout: float | None = None,
         credential: Credential | None = None,
         declared: Declared | None = None,
+        limits: SessionLimits | None = None,
     ) -> None:
         self.params = params
         self.declared: Declared = declared or (lambda _context: None)
@@ -93,6 +96,9 @@ class SessionPool:
         self.session_key = session_key
         self.session_meta_key = session_meta_key
         self.idle_timeout = idle_timeout
+        self.limits = limits or SessionLimits()
+        self.borrower: Callable[[ReadonlyContext], str | None] | None = None
+        """Who borrows a context's slot, for slots lent to one caller at a time (None: slots are not lent)."""
         self._callbacks = callbacks
         self._slots: dict[str, SessionSlot] = {}
         self._slot_secret = secrets.token_bytes(32)
@@ -156,7 +162,7 @@ class SessionPool:
             await detached.aclose()
 
     async def within(self, seconds: float | None, work: Callable[[], Awaitable[_T]]) -> _T:
-        """`work()`, waited for at most `seconds`; past that it goes on in the pool's task group.
+        """`work()`, waited for at most `seconds`; past that it goes on in the pool's task group (`run_within`).
 
         So a slow start (a stdio server installing itself, an upstream slow to answer) is not cut short by a
         caller in a hurry: the connection it makes serves the next caller.
@@ -166,27 +172,7 @@ class SessionPool:
         """
         if seconds is None:
             return await work()
-        owners = await self._owners()
-        done = anyio.Event()
-        outcome: list[_T] = []
-        failure: list[Exception] = []
-
-        async def run() -> None:
-            try:
-                outcome.append(await work())
-            except Exception as exc:  # noqa: BLE001 - handed to the waiting caller, never raised into the group
-                failure.append(exc)
-            finally:
-                done.set()
-
-        owners.start_soon(run)
-        with anyio.move_on_after(seconds):
-            await done.wait()
-        if failure:
-            raise failure[0]
-        if outcome:
-            return outcome[0]
-        raise TimeoutError
+        return await run_within(await self._owners(), seconds, work)
 
     # --- identities ---------------------------------------------------------------------------------------------
 
@@ -245,11 +231,15 @@ class SessionPool:
         """
         key, _, headers = await self._identity(context)
         params = self._params_for(context)
-        slot = self._slots.get(key)
+        # Kept in order of use, least recent first: the order `SessionLimits` ends idle sessions in.
+        slot = self._slots.pop(key, None)
         if slot is None:
             self._forget_ended_slots()
-            slot = self._slots[key] = SessionSlot.derived(self._slot_secret, key)
+            slot = SessionSlot.derived(self._slot_secret, key)
+            slot.client = self.limits.client_of(context)
+        self._slots[key] = slot
         async with slot.lock:
+            self._lend(slot, context)
             if slot.session is None or not slot.session.alive:
                 stale, slot.session, slot.tools = slot.session, None, None
                 if stale is not None:
@@ -259,6 +249,7 @@ class SessionPool:
                 wait = self._retry_at - time.monotonic()
                 if wait > 0 and self._last_error is not None:
                     raise UpstreamUnavailableError(f"{self._last_error} (next attempt in {wait:.1f} s)")
+                await self.limits.make_room(self._slots, slot)
                 owners = await self._owners()
                 callbacks = self._callbacks(slot, context)
                 if (declared := self.declared(context)) is not None:
@@ -317,6 +308,17 @@ class SessionPool:
             self._lost.discard(slot)
             if slot.session is not None:
                 await slot.session.aclose()
+
+    def _lend(self, slot: SessionSlot, context: ReadonlyContext | None) -> None:
+        """A slot lent to one caller at a time (`borrower`) is known to a sessionless upstream by a key derived from
+        its current borrower: each borrower a session of its own there, the same in each of its rounds."""
+        borrower = self.borrower(context) if self.borrower is not None and context is not None else None
+        if borrower is None or slot.borrower == borrower:
+            return
+        slot.borrower = borrower
+        slot.session_key = SessionSlot.derived(self._slot_secret, borrower).session_key
+        if slot.session is not None:
+            slot.session.meta = self._session_meta(slot, slot.session)
 
     async def discard(self, slot: SessionSlot, session: UpstreamSession) -> None:
         """Drop a session found dead, so the slot's next request opens a fresh one."""

@@ -31,6 +31,11 @@ class SessionSlot:
         """The calls in flight on this session, newest last: where forwarded upstream requests go."""
         self.session_key = session_key or secrets.token_urlsafe(32)
         """The key a sessionless upstream knows this slot's session by (a bearer secret; see `session_meta_key`)."""
+        self.client = ""
+        """The client whose request opened the slot (`SessionLimits.per_client` counts by it)."""
+        self.borrower: str | None = None
+        """Who the slot is lent to now, if it is lent (`SessionPool.borrower`)."""
+        """The client whose request opened the slot (`SessionLimits.per_client` counts by it)."""
 
     @classmethod
     def derived(cls, secret: bytes, key: str) -> SessionSlot:

@@ -27,13 +27,16 @@ from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
 from gateway.client.forwarded_call import forwarded_call, forwarded_raw_call
 from gateway.client.relayed_round import RelayedRound
+from gateway.client.session_limits import SessionLimits
 from gateway.client.upstream import HANDSHAKE_FIRST, UpstreamSession
 from gateway.client.upstream_call import call_once
 from gateway.config import GatewayConfig, UpstreamConfig
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
 from gateway.hub.pins import PinStore, ToolPins
+from gateway.hub.warm_sessions import WarmSessions
 from gateway.references import load_tools
+from gateway.server.identity import current_client
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
 from gateway.upstream_auth import upstream_credential
@@ -64,13 +67,14 @@ class UpstreamToolset(McpToolset):
             )
             if isinstance(credential, TokenExchange | PassThrough):
                 credential.bind_subject(_inbound_token)
+        self._warm = WarmSessions(config.warm_sessions)
         super().__init__(
             connection_params=config.connection(base, key),
             tool_filter=_tool_filter(config),
             tool_name_prefix=prefix or None,
             require_confirmation=config.confirm is True,
             confirm_tool=_confirm_tool(config),
-            session_key=_session_key(config),
+            session_key=self._isolated_key if config.session_policy == "isolated" else None,
             forward_client_requests=True,
             # A modern (2026-07-28) upstream has no sessions of its own: without a key in `_meta` it could not
             # tell two upstream sessions apart, nor keep one across calls (adk-mcp-gateway servers read this key;
@@ -82,6 +86,18 @@ class UpstreamToolset(McpToolset):
             credential=credential,
             declared_capabilities=self._declared if config.session_policy == "isolated" else None,
         )
+        self._pool.limits = SessionLimits(
+            total=config.max_sessions,
+            per_client=config.max_sessions_per_client,
+            client_of=lambda _context: current_client(),
+            total_name=f"mcpServers.{key}.maxSessions",
+            per_client_name=f"mcpServers.{key}.maxSessionsPerClient",
+            source=f"upstream {key!r}",
+        )
+        # A warm session speaks to a sessionless upstream as the call that borrowed it (see `WarmSessions`).
+        self._pool.borrower = lambda context: (
+            f"{context.user_id}/{context.session_id}" if WarmSessions.borrows(context) else None
+        )
         self.key = key
         self.protocol_version = config.protocol_version
         self.session_policy = config.session_policy
@@ -92,6 +108,25 @@ class UpstreamToolset(McpToolset):
         self.source_name = f"upstream {key!r}"
         self.pins = pins
         """With `pinTools`: which of its tools may be served as listed (`gateway.hub.pins`)."""
+
+    def _isolated_key(self, context: ReadonlyContext) -> str:
+        """The upstream session of a context under `isolated`: its downstream session's, or for an anonymous
+        sessionless call one lent by `WarmSessions` (no process started per call)."""
+        if WarmSessions.borrows(context):
+            return self._warm.key_for(context)
+        return f"{context.user_id}/{context.session_id}"
+
+    async def release(self, readonly_context: ReadonlyContext | None = None) -> None:
+        """End the upstream session of a downstream session that ended; an anonymous call's borrowed session goes
+        back to `WarmSessions` under a new key (ended instead when enough are kept)."""
+        if readonly_context is None or self.session_policy != "isolated" or not WarmSessions.borrows(readonly_context):
+            await super().release(readonly_context)
+            return
+        if self._warm.keeps_another(readonly_context):
+            self._warm.give_back(readonly_context)
+            return
+        await super().release(readonly_context)
+        self._warm.forget(readonly_context)
 
     def _mode(self, context: ReadonlyContext | None) -> str:
         """The era of a new upstream session (`gateway.hub.era`): as configured, else chosen for the session."""
@@ -136,6 +171,10 @@ class UpstreamToolset(McpToolset):
         """`McpToolset.status`, plus the tools withheld by `pinTools`, if any: `drifted` (changed since approved)
         and `unapproved` (new or renamed since the upstream's tools were pinned)."""
         report = super().status()
+        if self.session_policy == "isolated":
+            limits = self._pool.limits
+            report["warm"] = {"lent": self._warm.lent, "free": self._warm.free, "kept": self._warm.keep}
+            report["limits"] = {"maxSessions": limits.total, "maxSessionsPerClient": limits.per_client}
         if self.pins is not None:
             drifts = self.pins.drifts
             for field, new in (("drifted", False), ("unapproved", True)):
@@ -282,12 +321,6 @@ def _confirm_tool(config: UpstreamConfig) -> Callable[[types.Tool], bool] | None
 
         return destructive
     return None
-
-
-def _session_key(config: UpstreamConfig) -> Callable[[ReadonlyContext], str] | None:
-    if config.session_policy == "shared":
-        return None
-    return lambda context: f"{context.user_id}/{context.session_id}"
 
 
 def gateway_tools(config: GatewayConfig, pin_store: PinStore | None = None) -> list[ToolUnion]:

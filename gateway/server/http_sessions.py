@@ -33,7 +33,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.errors import ConfigError
-from gateway.server.identity import client_share_key
+from gateway.server.identity import client_address, client_share_key
 
 __all__ = ["DEFAULT_MAX_SESSIONS_PER_CLIENT", "DEFAULT_RECLAIM_IDLE_AFTER", "HttpSessions"]
 
@@ -135,6 +135,8 @@ class HttpSessions:
         self._app = app
 
         async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+            client = scope.get("client")
+            client_address.set(client[0] if client else None)
             if scope["type"] != "http" or self.stateless:
                 await app(scope, receive, send)
                 return

@@ -44,9 +44,11 @@ __all__ = [
     "SESSION_META_KEY",
     "CallIdentity",
     "Principal",
+    "client_address",
     "client_share_key",
     "connection_id",
     "connection_session_key",
+    "current_client",
     "current_principal",
     "identify",
 ]
@@ -81,6 +83,15 @@ def current_principal() -> Principal:
     if token is None:
         return Principal(DEFAULT_PRINCIPAL)
     return Principal(token.subject or token.client_id, dict(token.claims or {}))
+
+
+client_address: contextvars.ContextVar[str | None] = contextvars.ContextVar("adk_mcp_gateway_client", default=None)
+"""The peer's host of the HTTP request being served (set by `HttpSessions`; None off HTTP)."""
+
+
+def current_client() -> str:
+    """`client_share_key` of the request being served: whose share its upstream sessions count against."""
+    return client_share_key(client_address.get())
 
 
 def client_share_key(address: str | None) -> str:

@@ -8,6 +8,7 @@ a modern-era client falls back to `initialize`, as it does with any handshake-er
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -67,4 +68,8 @@ def serve(name: str, tools: Tools, call: Call) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        # A file named on the command line gets this process's id: how tests count the processes started.
+        with open(sys.argv[1], "a", encoding="utf-8") as started:
+            started.write(f"{os.getpid()}\n")
     serve("tiny", lambda: [TOOL], lambda name, arguments: PONG)

@@ -1,0 +1,89 @@
+"""Sessionless clients through the gateway's default config: no upstream process per call, and bounded sessions.
+
+A default `mcp.Client` over streamable HTTP speaks 2026-07-28 without a session key: every call is an anonymous
+session of its own. The tiny stdio upstream writes its process id to a file as it starts, so the tests count the
+processes started (and, with `/proc`, those alive), never time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import pytest
+from hub_harness import DEADLINE, HERE, connect, gateway_server, structured, text_of, upstream_http, write_config
+from mcp import Client, types
+
+from gateway.server.identity import SESSION_META_KEY
+from tests.support.loopback import serving_tools
+from tests.support.processes import alive
+
+pytestmark = pytest.mark.anyio
+
+WARM_UP = 2
+CALLS = 20
+
+
+def counted_upstream(started: Path, **options: object) -> dict[str, object]:
+    """The tiny stdio server, default session policy, writing each of its processes' ids to `started`."""
+    return {"command": sys.executable, "args": ["-I", "-S", str(HERE / "hub_tiny_server.py"), str(started)], **options}
+
+
+def started_in(started: Path) -> list[int]:
+    """The ids of the upstream processes started so far."""
+    return [int(line) for line in started.read_text().split()] if started.exists() else []
+
+
+async def pong(client: Client, meta: dict[str, Any] | None = None) -> None:
+    result = await client.call_tool("tiny_pong", {}, meta=cast("types.RequestParamsMeta | None", meta))
+    assert text_of(result) == "pong"
+
+
+async def test_a_default_sessionless_client_starts_no_upstream_process_per_call(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    config = write_config(tmp_path, {"tiny": counted_upstream(started)})
+    with anyio.fail_after(DEADLINE * 4):
+        async with serving_tools(gateway_server(config)) as base_url, connect(base_url, "auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            for _ in range(WARM_UP):
+                await pong(client)
+            after_warm_up = len(started_in(started))
+            for _ in range(CALLS):
+                await pong(client)
+            after_calls = len(started_in(started))
+    assert after_calls == after_warm_up
+
+
+async def test_an_anonymous_call_borrows_a_warm_upstream_session_and_none_of_its_state(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        tool_server = gateway_server(write_config(tmp_path, {"up": {"url": url}}))
+        with anyio.fail_after(DEADLINE):
+            async with serving_tools(tool_server) as base_url, connect(base_url, "auto") as client:
+                counts = [structured(await client.call_tool("up_tally", {}))["result"] for _ in range(3)]
+                status = tool_server.upstream_status()["up"]
+    assert counts == [1, 1, 1]  # a fresh upstream session each time (a new key in `_meta`) ...
+    assert status["warm"] == {"lent": 0, "free": 1, "kept": 2}  # ... on one connection kept warm
+    assert status["limits"] == {"maxSessions": 32, "maxSessionsPerClient": 8}
+
+
+async def test_a_flood_of_session_keys_keeps_upstream_processes_within_the_cap(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    config = write_config(tmp_path, {"tiny": counted_upstream(started, maxSessions=3)})
+    with anyio.fail_after(DEADLINE * 4):
+        async with serving_tools(gateway_server(config)) as base_url, connect(base_url, "auto") as client:
+            for index in range(12):
+                await pong(client, {SESSION_META_KEY: f"flood-key-{index:04d}-0123456789"})
+            living = [pid for pid in started_in(started) if alive(pid)]
+    assert len(started_in(started)) >= 12
+    assert len(living) <= 3
+
+
+def test_a_cap_below_one_is_a_config_error(tmp_path: Path) -> None:
+    from gateway.config import load_config
+    from gateway.errors import ConfigError
+
+    config = write_config(tmp_path, {"tiny": counted_upstream(tmp_path / "started", maxSessions=0)})
+    with pytest.raises(ConfigError, match="maxSessions"):
+        load_config(config)
