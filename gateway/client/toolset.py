@@ -43,6 +43,7 @@ from gateway.client.credentials.sign_in_gate import SignInGate
 from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
+from gateway.client.session_limits import SessionLimitError
 from gateway.client.session_pool import Declared, HeaderProvider, Mode, SessionPool
 from gateway.client.session_slot import SessionSlot
 from gateway.client.tool_search import SearchTools
@@ -249,6 +250,8 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             raise UpstreamUnavailableError(
                 f"Listing the tools of {self.connection_params.describe()} needs a credential: {exc}"
             ) from exc
+        except SessionLimitError:
+            raise  # the upstream is fine; the request is refused, as a JSON-RPC error naming the limit
         except MCPError as exc:
             raise UpstreamUnavailableError(
                 f"Listing the tools of {self.connection_params.describe()} failed: {exc.message}"

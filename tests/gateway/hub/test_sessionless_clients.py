@@ -8,15 +8,28 @@ processes started (and, with `/proc`, those alive), never time.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
 import anyio
 import pytest
-from hub_harness import DEADLINE, HERE, connect, gateway_server, structured, text_of, upstream_http, write_config
-from mcp import Client, types
+from hub_harness import (
+    DEADLINE,
+    HERE,
+    connect,
+    gateway_http,
+    gateway_server,
+    structured,
+    text_of,
+    upstream_http,
+    write_config,
+)
+from mcp import Client, MCPError, types
 
+from gateway.client.session_limits import SESSION_LIMIT
 from gateway.server.identity import SESSION_META_KEY
+from tests.support.client_callbacks import ClientCallbacks
 from tests.support.loopback import serving_tools
 from tests.support.processes import alive
 
@@ -78,6 +91,33 @@ async def test_a_flood_of_session_keys_keeps_upstream_processes_within_the_cap(t
             living = [pid for pid in started_in(started) if alive(pid)]
     assert len(started_in(started)) >= 12
     assert len(living) <= 3
+
+
+async def test_past_the_cap_with_every_session_busy_the_newest_request_gets_an_error_naming_the_limit(
+    tmp_path: Path,
+) -> None:
+    downstream = ClientCallbacks()
+    async with upstream_http() as url:
+        config = write_config(tmp_path, {"up": {"url": url, "maxSessions": 1}})
+        with anyio.fail_after(DEADLINE):
+            async with (
+                gateway_http(config) as base_url,
+                connect(base_url, "legacy") as busy,
+                connect(base_url, "legacy") as other,
+            ):
+                async with anyio.create_task_group() as tg:
+                    arguments = {"marker": str(tmp_path / "cancelled")}
+                    tg.start_soon(
+                        partial(busy.call_tool, "up_wait_forever", arguments, progress_callback=downstream.on_progress)
+                    )
+                    await downstream.started.wait()
+                    with pytest.raises(MCPError) as refused:
+                        await other.call_tool("up_echo", {"text": "refused"})
+                    tg.cancel_scope.cancel()
+                after = await other.call_tool("up_echo", {"text": "served"})
+    assert refused.value.error.code == SESSION_LIMIT
+    assert "mcpServers.up.maxSessions (1)" in refused.value.error.message
+    assert text_of(after) == "served"  # the busy session is idle again: it ends to make room
 
 
 def test_a_cap_below_one_is_a_config_error(tmp_path: Path) -> None:
