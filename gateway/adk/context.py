@@ -2,8 +2,9 @@
 
 Serving an ADK tool, the ADK context's session is the MCP session: its state is the session's state as our server
 loaded it from the store (all four scopes), and what the tool asks for afterwards (state delta, confirmation,
-skipped summarization) is copied back onto our context, which the server writes to the store and turns into
-elicitation. Handing our tool to an ADK agent, the same copy runs the other way.
+skipped summarization, a transfer, an escalation) is copied back onto our context, which the server writes to the
+store, turns into elicitation and into its result's `_meta` keys. Handing our tool to an ADK agent, the same copy
+runs the other way.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "adk_credentials",
     "adk_readonly_context",
     "adk_tool_context",
+    "copy_agent_actions",
     "gateway_readonly_context",
     "gateway_tool_context",
     "settle_in_adk",
@@ -98,8 +100,8 @@ def adk_tool_context(context: ToolContext, sessions: BaseSessionService, *, stre
 
 
 def settle_in_gateway(adk_context: AdkToolContext, context: ToolContext) -> None:
-    """Copy what an ADK tool asked for onto our context: state writes, confirmation and credential requests,
-    skip_summarization."""
+    """Copy what an ADK tool asked for onto our context: state writes, confirmation and credential requests, and
+    the actions its caller's agent acts on."""
     actions = adk_context.actions
     for key, value in actions.state_delta.items():
         context.state[key] = value
@@ -109,8 +111,20 @@ def settle_in_gateway(adk_context: AdkToolContext, context: ToolContext) -> None
             context.request_credential(auth_config_from_adk(requested))
     for request in actions.requested_tool_confirmations.values():
         context.request_confirmation(hint=request.hint, payload=request.payload)
-    if actions.skip_summarization:
-        context.actions.skip_summarization = True
+    copy_agent_actions(actions, context.actions)
+
+
+def copy_agent_actions(source: Any, target: Any) -> None:
+    """Copy the actions a caller's agent acts on (skip_summarization, transfer_to_agent and its reason, escalate,
+    artifact_delta) from one `EventActions` to another, ours or google-adk's; what `source` left unset stays."""
+    if source.skip_summarization:
+        target.skip_summarization = True
+    if source.transfer_to_agent:
+        target.transfer_to_agent = source.transfer_to_agent
+        target.transfer_reason = source.transfer_reason or target.transfer_reason
+    if source.escalate:
+        target.escalate = True
+    target.artifact_delta.update(source.artifact_delta)
 
 
 def adk_credentials(adk_context: AdkReadonlyContext, keys: Iterable[str]) -> dict[str, AuthCredential]:
@@ -189,5 +203,4 @@ def settle_in_adk(context: ToolContext, adk_context: AdkToolContext) -> None:
     for requested in actions.requested_auth_configs.values():
         # ADK's own request: it adds the authorization URL, and its flow emits `adk_request_credential`.
         adk_context.request_credential(auth_config_to_adk(requested))
-    if actions.skip_summarization:
-        adk_context.actions.skip_summarization = True
+    copy_agent_actions(actions, adk_context.actions)

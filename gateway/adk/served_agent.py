@@ -6,9 +6,10 @@ the state is the MCP session's state from our store (all four scopes), handed to
 and written back from the events' state deltas after it. The conversation itself (the ADK events) lives in the ADK
 session service, in memory unless one is given, for as long as the MCP session does. Each intermediate event is sent
 as an MCP progress message; the final text is the result, parsed into structured output when the agent has an
-`output_schema`. When one of the agent's tools needs a confirmation (ADK's `adk_request_confirmation`), the MCP
-client is asked through elicitation and the agent resumes with the answer; a modern-era client answers in a new
-round, which resumes the paused run instead of starting the request again.
+`output_schema`; when the agent itself escalates (google-adk's `exit_loop`), so does the result (its `_meta` key).
+When one of the agent's tools needs a confirmation (ADK's `adk_request_confirmation`), the MCP client is asked
+through elicitation and the agent resumes with the answer; a modern-era client answers in a new round, which
+resumes the paused run instead of starting the request again.
 """
 
 from __future__ import annotations
@@ -191,6 +192,9 @@ class _AgentRunTool(BaseTool):
             async for event in events:
                 for key, value in event.actions.state_delta.items():
                     context.state[key] = value
+                if event.actions.escalate and event.author == self.agent.name:
+                    # The agent itself hands control back (a loop's sub-agents escalate to the loop, not beyond).
+                    context.actions.escalate = True
                 error = event.error_message or error
                 asked = _confirmation_call(event) or asked
                 if event.is_final_response() and not event.long_running_tool_ids:

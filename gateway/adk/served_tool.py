@@ -4,8 +4,8 @@ An `AdkTool` is one of our `BaseTool`s around a google-adk `BaseTool`. Its MCP d
 (`_get_declaration()`, converted exactly); a call runs the ADK tool's own `run_async` with a real google-adk
 `ToolContext` whose session state is the MCP session's, behind the same confirmation gate ADK's flow puts before
 every tool; a generator tool's yields are sent as MCP progress and its last value is the result. Whatever the ADK
-tool asks for (state writes, a confirmation) is copied onto our context, so the server stores the state and asks
-the MCP client to confirm, exactly as for our own tools.
+tool asks for (state writes, a confirmation, a transfer or an escalation) is copied onto our context, so the server
+stores the state, asks the MCP client to confirm and sends the actions as `_meta` keys, exactly as for our own tools.
 """
 
 from __future__ import annotations
@@ -166,6 +166,10 @@ class AdkTool(BaseTool):
                 return mcp_result_to_response(types.CallToolResult.model_validate(response))
             except pydantic.ValidationError:
                 pass  # an `{"error": ...}` dict of its own
+        if response is None:
+            # ADK's flow answers the model `{"result": None}` (google-adk's `exit_loop` returns nothing): the same
+            # response, not an empty result.
+            return {"result": None}
         return adk_response(response)
 
 

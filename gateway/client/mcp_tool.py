@@ -9,6 +9,7 @@ from typing import Any, Protocol, TypeVar
 from mcp import MCPError, types
 
 from adapters import FunctionDeclaration, mcp_result_to_response, mcp_tool_to_declaration
+from adapters.event_actions import actions_from_meta
 from adapters.meta_keys import LONG_RUNNING_META_KEY
 from gateway.client.credentials.adk_scheme import SignInRequired
 from gateway.client.relayed_round import RelayedRound
@@ -22,7 +23,7 @@ from gateway.tools.function_tool import (
     confirmation_hint,
 )
 
-__all__ = ["PENDING_USER_AUTHORIZATION", "McpTool", "ToolCaller"]
+__all__ = ["PENDING_USER_AUTHORIZATION", "McpTool", "ToolCaller", "restore_actions"]
 
 PENDING_USER_AUTHORIZATION = "Pending User Authorization."
 """What a call answers while the user's sign-in is requested (ADK's `BaseAuthenticatedTool` says the same)."""
@@ -151,6 +152,8 @@ class McpTool(BaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Call the upstream tool and return ADK's function response (`{"error": ...}` on any failure).
 
+        The actions the server's tool set (its result's documented `_meta` keys) are set on `tool_context.actions`.
+
         `tool_context=None` (as ADK's documented MCP-server recipe passes) runs it with a fresh context: progress
         is kept in its `ProgressLog`, and questions from the upstream are declined.
         """
@@ -172,7 +175,20 @@ class McpTool(BaseTool):
             # The boundary to the model: whatever else went wrong becomes ADK's error dict, as in ADK.
             logger.exception("Calling the upstream tool %r failed", self._mcp_tool.name)
             return {"error": f"Unexpected error during MCP tool execution: {exc}"}
+        restore_actions(result, tool_context)
         return mcp_result_to_response(result)
+
+
+def restore_actions(result: types.CallToolResult, tool_context: ToolContext) -> None:
+    """Set on `tool_context.actions` what the server's tool asked of its caller's agent (the result's `_meta` keys,
+    `adapters.event_actions`): a transfer, an escalation, a skipped summarization, saved artifacts."""
+    carried = actions_from_meta(result.meta)
+    actions = tool_context.actions
+    for field, value in carried.items():
+        if field == "artifact_delta":
+            actions.artifact_delta.update(value)
+        else:
+            setattr(actions, field, value)
 
 
 def _request_sign_in(required: SignInRequired, tool_context: ToolContext) -> str:

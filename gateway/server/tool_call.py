@@ -2,7 +2,8 @@
 
 The tool runs with the caller's scoped state and the client's features; a confirmation it requests is asked of the
 client through elicitation (a form with one `confirm` box) and the tool runs again, confirmed; the state delta is
-written back unless the tool returned an error; the response becomes a `CallToolResult` through the adapters.
+written back unless the tool raised; the response becomes a `CallToolResult` through the adapters, carrying the
+actions an agent acts on (`transfer_to_agent`, `escalate`, ...) as documented `_meta` keys.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
 from adapters import response_to_mcp_result
+from adapters.event_actions import CARRIED_ACTIONS, actions_to_meta
 from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.errors import ServiceNotConfiguredError, StateConflictError
 from gateway.server.catalog import CatalogEntry
@@ -26,9 +28,10 @@ from gateway.server.client_features import McpClientFeatures
 from gateway.server.credential_requests import CallCredentials, no_credential_store
 from gateway.server.identity import CallIdentity
 from gateway.state import StateScope, StateStore
-from gateway.tools import ArtifactService, AuthCredential, State, ToolConfirmation
+from gateway.tools import ArtifactService, AuthCredential, EventActions, State, ToolConfirmation
 from gateway.tools.context import ClientFeatures, InputRequired, ToolContext
 from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
+from gateway.tools.state import scope_of
 from gateway.tools.tool_updates import is_progress_report
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "error_result",
     "schema_errors",
     "to_result",
+    "with_actions",
 ]
 
 logger = logging.getLogger(__name__)
@@ -218,12 +222,17 @@ class ToolCall:
         if isinstance(outcome, types.CallToolResult):
             return outcome
         result, context = outcome
-        if not result.is_error:
-            try:
-                await state_store.apply(scope, context.state.persistent_delta(), expected=context.state.reads())
-            except StateConflictError as conflict:
-                raise StaleState(conflict, context.tool_confirmation) from conflict
-        return result
+        actions = context.actions
+        # As google-adk saves a function response's state delta: direct `actions.state_delta` writes included, and
+        # also when the tool answered `{"error": ...}` (a tool that raised never gets here).
+        delta = {key: value for key, value in actions.state_delta.items() if scope_of(key) != "temp"}
+        try:
+            await state_store.apply(scope, delta, expected=context.state.reads())
+        except StateConflictError as conflict:
+            raise StaleState(conflict, context.tool_confirmation) from conflict
+        if invoke is not None:
+            return result  # a forwarded result crosses as its server sent it, its action keys included
+        return with_actions(result, actions)
 
     async def _run_async(self, context: ToolContext) -> types.CallToolResult:
         response = await self.entry.tool.run_async(args=self.arguments, tool_context=context)
@@ -299,6 +308,14 @@ class ToolCall:
             logger.exception("Tool %s raised", tool.name)
             return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         return result, context
+
+
+def with_actions(result: types.CallToolResult, actions: EventActions) -> types.CallToolResult:
+    """`result` carrying the actions an agent acts on as its documented `_meta` keys (`adapters.event_actions`)."""
+    carried = actions_to_meta(actions.model_dump(include=set(CARRIED_ACTIONS)))
+    if not carried:
+        return result
+    return result.model_copy(update={"meta": {**(result.meta or {}), **carried}})
 
 
 def to_result(response: Any, output_schema: dict[str, Any] | None) -> types.CallToolResult:

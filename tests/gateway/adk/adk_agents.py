@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from google.adk.agents import LlmAgent
-from google.adk.tools import FunctionTool, ToolContext
+from google.adk.tools import FunctionTool, ToolContext, exit_loop
 from pydantic import BaseModel
 from scripted_model import ScriptedModel, call, say
 
@@ -50,3 +50,7 @@ shredder = LlmAgent(
     tools=[FunctionTool(shred, require_confirmation=True)],
     description="Shreds documents.",
 )
+
+
+quit_model = ScriptedModel()
+quitter = LlmAgent(name="quitter", model=quit_model, tools=[exit_loop], description="Stops when told to.")
