@@ -190,6 +190,11 @@ class GatewayConfig(BaseModel):
     max_listen_streams_per_client: int | None = Field(default=None, ge=1)
     """Open `subscriptions/listen` streams one principal (one address, when anonymous) may have; default 32
     (`gateway.hub.listen_streams`). Read at start, not on reload."""
+    max_held_calls: int = Field(default=256, ge=1)
+    """Upstream calls held open at once waiting for a modern client's next round (`gateway.hub.held_calls`);
+    one more is refused with a JSON-RPC error naming `maxHeldCalls`. Read at start."""
+    max_held_calls_per_client: int = Field(default=32, ge=1)
+    """The same, per client (its principal, else its address): `maxHeldCallsPerClient`. Read at start."""
     path: Path = Field(default=Path("."), exclude=True)
     """Where the config was read from (not a key of the file)."""
     ignored_keys: tuple[str, ...] = Field(default=(), exclude=True)

@@ -30,16 +30,23 @@ import anyio.abc
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
+from gateway.client.session_limits import SESSION_LIMIT
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
+from gateway.server.identity import current_client
 from gateway.tools.context import InputRequired
 
-__all__ = ["HELD_CALL_TTL", "HELD_ELSEWHERE", "HeldCall", "HeldCalls"]
+__all__ = ["HELD_CALL_TTL", "HELD_ELSEWHERE", "MAX_HELD_CALLS", "MAX_HELD_CALLS_PER_CLIENT", "HeldCall", "HeldCalls"]
 
 logger = logging.getLogger(__name__)
 
 HELD_CALL_TTL: Final = 600.0
 """Seconds a held call waits for its client's next round before it is cancelled."""
+
+MAX_HELD_CALLS: Final = 256
+"""Held calls at once, in all, by default (`maxHeldCalls`)."""
+MAX_HELD_CALLS_PER_CLIENT: Final = 32
+"""Held calls at once of one client by default (`maxHeldCallsPerClient`)."""
 
 HELD_ELSEWHERE: Final = -32000
 """The JSON-RPC error code of a round that reached a replica other than the one holding its call (retryable)."""
@@ -58,6 +65,8 @@ class HeldCall:
         self.features = features
         """The client's features as the call's `ToolContext` holds them; they follow the client from round to round."""
         self.question: InputRequired | None = None
+        self.client = ""
+        """Whose share of held calls this one counts against (`current_client`)."""
         self.result: types.CallToolResult | None = None
         self.cancel_scope = anyio.CancelScope()
         self._answer: Any = None
@@ -107,8 +116,18 @@ class HeldCall:
 class HeldCalls:
     """The held calls of one server, run in its task group."""
 
-    def __init__(self, ttl: float = HELD_CALL_TTL) -> None:
+    def __init__(
+        self,
+        ttl: float = HELD_CALL_TTL,
+        *,
+        max_calls: int = MAX_HELD_CALLS,
+        max_per_client: int = MAX_HELD_CALLS_PER_CLIENT,
+    ) -> None:
         self.ttl = ttl
+        self.max_calls = max_calls
+        """Held calls at once, in all (`maxHeldCalls`)."""
+        self.max_per_client = max_per_client
+        """Held calls at once of one client: its principal, else its address (`maxHeldCallsPerClient`)."""
         self.replica = secrets.token_hex(4)
         """This process's part of every held call id: a round elsewhere can tell that the call is not gone."""
         self._calls: dict[str, HeldCall] = {}
@@ -135,7 +154,10 @@ class HeldCalls:
         """
         if self._task_group is None:
             raise ServiceNotConfiguredError("Held calls need a running server (use the ToolServer as a context).")
+        client = current_client()
+        self._make_room(client)
         held = HeldCall(f"{self.replica}-{uuid.uuid4().hex}", owner, self.ttl, features)
+        held.client = client
         features.suspend = held.suspend
         self._calls[held.call_id] = held
 
@@ -152,6 +174,28 @@ class HeldCalls:
 
         self._task_group.start_soon(hold, name=f"held call {held.call_id}")
         return await self._round(held)
+
+    def _make_room(self, client: str) -> None:
+        """Refuse a new held call past a cap (the calls already held keep waiting for their clients).
+
+        Raises:
+            MCPError: `SESSION_LIMIT`, naming the cap that is reached.
+        """
+        mine = sum(1 for held in self._calls.values() if held.client == client)
+        for count, cap, name in (
+            (mine, self.max_per_client, "maxHeldCallsPerClient"),
+            (len(self._calls), self.max_calls, "maxHeldCalls"),
+        ):
+            if count >= cap:
+                raise MCPError(
+                    code=SESSION_LIMIT,
+                    message=(
+                        f"{count} upstream calls are already held waiting for answers"
+                        f"{f' for {client}' if name.endswith('Client') else ''}: the limit {name} ({cap}) is "
+                        "reached. Answer or cancel a waiting call, or raise the limit."
+                    ),
+                    data={"limit": name, "retryable": True},
+                )
 
     async def resume(
         self, ctx: ServerRequestContext[Any, Any], round_features: McpClientFeatures, owner: str

@@ -147,6 +147,8 @@ class ConfigReloader:
             reloader=self,
             **({} if per_client is None else {"max_listen_streams_per_client": per_client}),
         )
+        self.hub.held_calls.max_calls = config.max_held_calls
+        self.hub.held_calls.max_per_client = config.max_held_calls_per_client
         self.server: ToolServer | None = None
         """The server to reload (set by `reloading_gateway_server`)."""
         self._sighup = sighup

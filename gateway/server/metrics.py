@@ -9,7 +9,8 @@ Metrics (all prefixed `adk_mcp_gateway_`):
 * `tool_calls_in_flight`: `tools/call` requests running now. `held_calls`: upstream calls held open across a
   modern client's rounds.
 * Per upstream (label `upstream`, its config key): `upstream_state{state}` (1 for the current one of `connected`,
-  `idle`, `failing`), `upstream_sessions`, `upstream_reconnects_total`, `upstream_connect_failures_total`.
+  `idle`, `failing`), `upstream_sessions`, `upstream_reconnects_total`, `upstream_connect_failures_total`;
+  for an isolated upstream also `upstream_warm_sessions{use}` (`lent`, `free`) and `upstream_session_limit`.
 
 Each gateway has its own registry (never the process-wide default), so apps and tests in one process keep their
 metrics apart. Label values are bounded: unknown methods and tools collapse into one value, and at most
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Final
+from typing import Final, cast
 
 from mcp.server.transport_security import TransportSecurityMiddleware
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
@@ -138,13 +139,28 @@ class _ServerState(Collector):
         failures = CounterMetricFamily(
             f"{_PREFIX}upstream_connect_failures", "Connection attempts that failed.", labels=["upstream"]
         )
+        warm = GaugeMetricFamily(
+            f"{_PREFIX}upstream_warm_sessions",
+            "Upstream sessions kept for anonymous sessionless calls: lent to a call now, or free.",
+            labels=["upstream", "use"],
+        )
+        session_limit = GaugeMetricFamily(
+            f"{_PREFIX}upstream_session_limit", "maxSessions: upstream sessions open at once.", labels=["upstream"]
+        )
         for name, report in server.upstream_status().items():
             for each in _STATES:
                 state.add_metric([name, each], 1.0 if report.get("state") == each else 0.0)
             sessions.add_metric([name], float(report.get("sessions", 0)))
             reconnects.add_metric([name], float(report.get("reconnects", 0)))
             failures.add_metric([name], float(report.get("connect_failures", 0)))
-        yield from (state, sessions, reconnects, failures)
+            if isinstance(lent := report.get("warm"), dict):
+                for use in ("lent", "free"):
+                    warm.add_metric([name, use], float(cast("dict[str, int]", lent).get(use, 0)))
+            if isinstance(limits := report.get("limits"), dict):
+                total = cast("dict[str, int | None]", limits).get("maxSessions")
+                if total is not None:
+                    session_limit.add_metric([name], float(total))
+        yield from (state, sessions, reconnects, failures, warm, session_limit)
 
 
 def _local_port(scope: Scope) -> int | None:

@@ -27,6 +27,7 @@ from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
 from gateway import hub
+from gateway.client.session_limits import SESSION_LIMIT
 from gateway.config import load_config
 from gateway.hub import Hub, gateway_tools
 from gateway.hub.held_calls import HeldCalls
@@ -219,3 +220,28 @@ async def test_a_held_calls_round_that_reaches_another_replica_fails_at_once_and
             )
     assert isinstance(done, types.CallToolResult)
     assert text_of(done) == "accept:Ada accept:Ada"
+
+
+async def test_past_a_clients_cap_of_held_calls_the_newest_call_gets_an_error_naming_it(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"n": NOTIFYING})
+    tool_server = gateway_server(config)
+    held_calls_of(tool_server).max_per_client = 2
+    with anyio.fail_after(DEADLINE):
+        async with (
+            serving_tools(tool_server) as base_url,
+            connect(base_url, "auto", **ClientCallbacks().callbacks()) as client,
+        ):
+            await first_round(client)
+            await first_round(client)
+            with pytest.raises(MCPError) as refused:
+                await first_round(client)
+            assert len(held_calls_of(tool_server)) == 2
+    assert refused.value.error.code == SESSION_LIMIT
+    assert "maxHeldCallsPerClient (2)" in refused.value.error.message
+
+
+def test_the_held_call_caps_are_config_keys(tmp_path: Path) -> None:
+    path = tmp_path / "gateway.json"
+    path.write_text('{"mcpServers": {}, "maxHeldCalls": 10, "maxHeldCallsPerClient": 3}', encoding="utf-8")
+    loaded = load_config(path)
+    assert (loaded.max_held_calls, loaded.max_held_calls_per_client) == (10, 3)

@@ -263,3 +263,16 @@ def test_metrics_are_refused_with_several_workers(tmp_path: Path, capsys: pytest
     for flags in (["--metrics"], ["--metrics-port", "0"]):
         assert main([*argv, *flags]) == 2
         assert "--metrics cannot be combined with --workers" in capsys.readouterr().err
+
+
+async def test_warm_upstream_sessions_and_the_session_limit_show(tmp_path: Path) -> None:
+    upstream = upstream_stdio(tmp_path / "upstream.db", maxSessions=5)
+    config = write_config(tmp_path, {"up": upstream})
+    async with serving_tools(gateway_server(config), metrics=True) as base_url:
+        with anyio.fail_after(DEADLINE):
+            async with connect(base_url, "auto") as client:
+                assert not (await client.call_tool("up_echo", {"text": "hi"})).is_error
+                samples = parse((await scrape(base_url)).text)
+    assert value(samples, "adk_mcp_gateway_upstream_warm_sessions", upstream="up", use="free") == 1
+    assert value(samples, "adk_mcp_gateway_upstream_warm_sessions", upstream="up", use="lent") == 0
+    assert value(samples, "adk_mcp_gateway_upstream_session_limit", upstream="up") == 5
