@@ -8,15 +8,19 @@ processes started (and, with `/proc`, those alive), never time.
 from __future__ import annotations
 
 import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
 import anyio
+import httpx2
 import pytest
 from hub_harness import (
     DEADLINE,
     HERE,
+    ROOT,
     connect,
     gateway_http,
     gateway_server,
@@ -26,6 +30,7 @@ from hub_harness import (
     write_config,
 )
 from mcp import Client, MCPError, types
+from mcp.client.streamable_http import streamable_http_client
 
 from gateway.client.session_limits import SESSION_LIMIT
 from gateway.server.identity import SESSION_META_KEY
@@ -35,6 +40,8 @@ from tests.support.processes import alive
 
 pytestmark = pytest.mark.anyio
 
+ALICE = "tok-alice-0123456789abcdef"
+BOB = "tok-bob-0123456789abcdef00"
 WARM_UP = 2
 CALLS = 20
 
@@ -118,6 +125,50 @@ async def test_past_the_cap_with_every_session_busy_the_newest_request_gets_an_e
     assert refused.value.error.code == SESSION_LIMIT
     assert "mcpServers.up.maxSessions (1)" in refused.value.error.message
     assert text_of(after) == "served"  # the busy session is idle again: it ends to make room
+
+
+@asynccontextmanager
+async def connect_as(base_url: str, token: str) -> AsyncGenerator[Client]:
+    """A default (sessionless) `mcp.Client` for a gateway, sending a bearer token."""
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(DEADLINE, read=300)) as http,
+        Client(streamable_http_client(f"{base_url}/mcp", http_client=http)) as client,
+    ):
+        yield client
+
+
+async def test_one_principals_flood_of_session_keys_ends_its_own_sessions_never_anothers(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    config = write_config(tmp_path, {"tiny": counted_upstream(started, maxSessionsPerClient=2)})
+    tokens = {ALICE: "alice", BOB: "bob"}
+    with anyio.fail_after(DEADLINE * 4):
+        async with (
+            serving_tools(gateway_server(config), auth_tokens=tokens) as base_url,
+            connect_as(base_url, ALICE) as alice,
+            connect_as(base_url, BOB) as bob,
+        ):
+            await pong(bob)
+            bobs = started_in(started)[-1]
+            for index in range(10):
+                await pong(alice, {SESSION_META_KEY: f"flood-key-{index:04d}-0123456789"})
+            alices_alive = [pid for pid in started_in(started) if alive(pid) and pid != bobs]
+            bob_kept = alive(bobs)
+            before_bobs_next_call = len(started_in(started))
+            await pong(bob)
+            after_bobs_next_call = len(started_in(started))
+    assert len(alices_alive) <= 2  # her flood ended her own least recently used sessions ...
+    assert bob_kept  # ... never bob's,
+    assert after_bobs_next_call == before_bobs_next_call  # whose next call needed no new process
+
+
+def test_the_sessions_page_documents_the_sessionless_semantics_and_every_cap() -> None:
+    page = (ROOT / "docs" / "gateway" / "sessions.md").read_text(encoding="utf-8")
+    section = page[page.index("### Sessionless clients") :]
+    for key in ("warmSessions", "maxSessions", "maxSessionsPerClient", "maxHeldCalls", "maxHeldCallsPerClient"):
+        assert f"`{key}`" in section, key
+    assert "mcp.Client()" in section
+    assert "to_adk(McpToolset" in section
 
 
 def test_a_cap_below_one_is_a_config_error(tmp_path: Path) -> None:
