@@ -134,3 +134,8 @@ class Policy:
             return 0.0, None
         slowest = max(limits, key=lambda item: 1.0 / item[1].rate)[1]
         return wait, slowest
+
+    def give_back(self, principal: Principal, tool: str) -> None:
+        """Undo a `take` that counted a call, for a call that did nothing (its tool does not exist)."""
+        limits = self.rate_limits(principal, tool)
+        self._limiter.give_back([((index, principal.name, tool), limit) for index, limit in limits])

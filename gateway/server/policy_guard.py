@@ -9,7 +9,8 @@
   `gateway.server.resource_uri.ambiguity`) is refused with -32602 saying why.
 - A `tools/call` past a rate limit gets an `isError` result the model can read, saying when to retry, with the
   seconds also in `_meta["adk-mcp-gateway/retryAfterSeconds"]`. The later rounds of one call (modern-era
-  `requestState` retries) are not counted again.
+  `requestState` retries) are not counted again, and a call of a tool that does not exist (`UnknownToolError`)
+  gives its token back: tool names are the caller's to make up, and each would otherwise keep a bucket.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from gateway.server.identity import Principal, current_principal
 from gateway.server.policy import Kind, Policy
 from gateway.server.resource_uri import ambiguity
 
-__all__ = ["PolicyGuard"]
+__all__ = ["PolicyGuard", "UnknownToolError"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,10 @@ def _filtered(result: HandlerResult, field: str, keep: Callable[[str], bool], na
         items = cast("list[dict[str, Any]]", result.get(wire_field) or [])
         return {**result, wire_field: [item for item in items if keep(str(item.get(wire_name)))]}
     return result
+
+
+class UnknownToolError(MCPError):
+    """-32602 for a `tools/call` of a name no tool has (the guard then counts the call against no rate limit)."""
 
 
 class PolicyGuard:
@@ -108,6 +113,11 @@ class PolicyGuard:
                 refused = self._rate_limited(principal, name)
                 if refused is not None:
                     return refused
+                try:
+                    return await call_next(ctx)
+                except UnknownToolError:
+                    self.policy.give_back(principal, name)
+                    raise
             return await call_next(ctx)
         if method == "completion/complete":
             ref = params.get("ref")

@@ -59,3 +59,18 @@ class RateLimiter:
             # A full bucket is the same as none at all.
             self._buckets = {key: bucket for key, bucket in self._buckets.items() if bucket[2] > now}
         return 0.0
+
+    def give_back(self, buckets: Sequence[tuple[Hashable, RateLimit]]) -> None:
+        """Return the token a `take` of the same buckets spent (on a call that turned out to do nothing)."""
+        now = self._clock()
+        for key, limit in buckets:
+            tokens = self._tokens(key, limit, now) + 1.0
+            if tokens >= limit.calls:
+                self._buckets.pop(key, None)  # full: the same as none at all
+            else:
+                self._buckets[key] = (tokens, now, now + (limit.calls - tokens) / limit.rate)
+
+    @property
+    def kept(self) -> int:
+        """How many buckets are kept (for tests and metrics)."""
+        return len(self._buckets)

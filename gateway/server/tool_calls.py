@@ -25,6 +25,7 @@ from gateway.server.extension import PendingCall, RelayedTool, ServerExtension
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observation import note_session, note_tool
 from gateway.server.policy import Policy
+from gateway.server.policy_guard import UnknownToolError
 from gateway.server.round_state import RoundState
 from gateway.server.running_calls import RunningCalls
 from gateway.server.session_records import SessionRecords
@@ -196,7 +197,7 @@ class ToolCalls:
         except ToolNotFoundError:
             entries = await self.listing.resolve(readonly)
             available = ", ".join(sorted(entries)) or "(none)"
-            raise MCPError(
+            raise UnknownToolError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {params.name!r}. Available tools: {available}.",
                 data={"available": sorted(entries)},

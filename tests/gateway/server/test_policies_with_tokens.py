@@ -15,6 +15,8 @@ from mcp.client.context import ClientRequestContext
 from adapters.meta_keys import RETRY_AFTER_META_KEY
 from gateway.access_config import PolicyConfig, policy_of
 from gateway.server import ToolServer
+from gateway.server.policy import Policy
+from gateway.server.rate_limit import RateLimiter
 from gateway.state import InMemoryStateStore
 from gateway.tools import BaseTool, BaseToolset, FunctionTool, ReadonlyContext
 from tests.support.oauth_provider import OAuthProvider
@@ -93,6 +95,29 @@ async def test_with_auth_on_and_no_policy_every_tool_is_listed_and_callable() ->
                 result = await client.call_tool("bump", {})
     assert {"add", "greet", "bump", "remove_item", "count_up"} <= listed
     assert not result.is_error
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_call_of_an_unknown_tool_spends_no_rate_limit_token_and_keeps_no_bucket(mode: str) -> None:
+    """Tool names are the caller's to choose: a bucket per name it made up would grow without bound."""
+    built = policy_of([PolicyConfig.model_validate({"allowTools": ["*"], "rateLimit": {"calls": 1, "perSeconds": 60}})])
+    assert built is not None
+    limiter = RateLimiter()
+    server = ToolServer(TOOLS, state_store=InMemoryStateStore(), policy=Policy(built.rules, limiter=limiter))
+    refused: list[MCPError] = []
+    async with OAuthProvider() as provider, protected_gateway(provider, server) as gateway:
+        token = provider.mint("bob", audience=gateway.resource)
+        with anyio.fail_after(DEADLINE):
+            async with token_client(gateway.base_url, token, mode=mode) as client:
+                for name in ("no_such_tool", "no_such_tool", "made_up_1", "made_up_2"):
+                    with pytest.raises(MCPError) as unknown:
+                        await client.call_tool(name, {})
+                    refused.append(unknown.value)
+                added = await client.call_tool("add", {"a": 1, "b": 2})
+    assert [error.error.code for error in refused] == [-32602] * 4
+    assert all("Unknown tool" in error.error.message for error in refused), [e.error.message for e in refused]
+    assert not added.is_error
+    assert limiter.kept == 1  # add's bucket alone
 
 
 async def answer_ada(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:

@@ -79,6 +79,18 @@ def test_a_refused_call_spends_nothing_from_any_bucket() -> None:
     assert [limiter.take([("fast", fast)]) for _ in range(4)] == [0.0] * 4  # the refused call took none of these
 
 
+def test_a_token_given_back_refills_its_bucket_and_a_full_bucket_is_not_kept() -> None:
+    clock = [0.0]
+    limiter = RateLimiter(lambda: clock[0])
+    limit = RateLimit(2, 100.0)
+    assert [limiter.take([("key", limit)]) for _ in range(2)] == [0.0, 0.0]
+    limiter.give_back([("key", limit)])
+    assert (limiter.take([("key", limit)]), limiter.kept) == (0.0, 1)
+    limiter.give_back([("key", limit)])
+    limiter.give_back([("key", limit)])
+    assert limiter.kept == 0
+
+
 def test_a_rule_limits_only_the_tools_it_allows() -> None:
     rules = policy({"allowTools": ["*"]}, {"allowTools": ["git_*"], "rateLimit": {"calls": 1, "perSeconds": 60}})
     assert [rules.take(USER, "time_now")[0] for _ in range(3)] == [0.0, 0.0, 0.0]
