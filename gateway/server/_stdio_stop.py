@@ -9,7 +9,6 @@ whatever is still open and `Server.run` returns once every answer is written, so
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import signal
 import stat
@@ -21,7 +20,7 @@ import anyio.abc
 
 from gateway.server.running_calls import log_cancelling, log_stopping, stopping_reason
 
-__all__ = ["StoppableStdin", "stop_on_signal"]
+__all__ = ["StoppableStdin", "stop_on_signal", "stoppable_stdin"]
 
 _CHUNK: Final = 1 << 16
 _ANSWER_SLACK: Final = 2.0
@@ -53,7 +52,9 @@ class StoppableStdin:
 
     @contextlib.contextmanager
     def claimed(self) -> Generator[Self]:
-        """Read from a private duplicate of fd 0, and point fd 0 at the null device, while inside."""
+        """Read from a private duplicate of fd 0, and point fd 0 at the null device, while inside (POSIX)."""
+        import fcntl  # POSIX only: importing this module must not fail elsewhere
+
         private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
@@ -103,6 +104,13 @@ class StoppableStdin:
             finally:
                 self._waiting = None
         return None
+
+
+def stoppable_stdin() -> StoppableStdin | None:
+    """A `StoppableStdin`, or None where stdin cannot be polled nor signals received (Windows)."""
+    if os.name == "nt":
+        return None
+    return StoppableStdin()
 
 
 async def stop_on_signal(

@@ -19,7 +19,7 @@ from gateway._write_check import CheckedWriteStream
 from gateway.server._http_runner import GracefulServer, OpenPosts, listen, run_http
 from gateway.server._request_deadlines import RequestTimeouts, timed_protocol
 from gateway.server._request_ids import MalformedIdFilter
-from gateway.server._stdio_stop import StoppableStdin, stop_on_signal
+from gateway.server._stdio_stop import stop_on_signal, stoppable_stdin
 from gateway.server.auth import tokens_from_env
 from gateway.server.callback_listener import callback_listener
 from gateway.server.event_loop import HttpParserChoice, LoopChoice, chosen_http_parser, run_on_loop, running_loop
@@ -196,9 +196,14 @@ async def _serve_stdio(tool_server: ToolServer, shutdown_grace: float) -> None:
             logger.info("Serving %s over stdio, on %s.", tool_server.name, running_loop())
             sys.stdout.flush()
             # stdin is read so that a signal can end it (`gateway.server._stdio_stop`); the SDK reads any async
-            # iterable of lines there, though it names anyio's file type.
-            stdin = stack.enter_context(StoppableStdin().claimed())
-            read, write = await stack.enter_async_context(stdio_server(stdin=cast("anyio.AsyncFile[str]", stdin)))
+            # iterable of lines there, though it names anyio's file type. Windows has neither the signal receiver
+            # nor a pollable stdin: there the SDK reads stdin, and a signal stops the process as it always did.
+            stdin = stoppable_stdin()
+            if stdin is not None:
+                stack.enter_context(stdin.claimed())
+            read, write = await stack.enter_async_context(
+                stdio_server(stdin=cast("anyio.AsyncFile[str] | None", stdin))
+            )
             # stdout is the wire now (the SDK points fd 1 at stderr and writes the wire to a copy): a tool's print()
             # goes to stderr through Python's own stdout too, at once, instead of sitting in stdout's buffer until
             # exit, when fd 1 is the wire again.
@@ -208,7 +213,8 @@ async def _serve_stdio(tool_server: ToolServer, shutdown_grace: float) -> None:
             # The SDK drops a malformed request id and never answers; the filter answers -32600 instead.
             requests = MalformedIdFilter(read, write)
             async with anyio.create_task_group() as tg:
-                await tg.start(stop_on_signal, tool_server, stdin, shutdown_grace)
+                if stdin is not None:
+                    await tg.start(stop_on_signal, tool_server, stdin, shutdown_grace)
                 await tool_server.server.run(requests, write, tool_server.server.create_initialization_options())
                 tg.cancel_scope.cancel()
     finally:
