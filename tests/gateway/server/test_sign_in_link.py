@@ -96,6 +96,23 @@ async def test_a_link_opened_in_one_browser_is_turned_away_in_another_and_the_fi
         assert set(await stored(server)) == {"calendar"}
 
 
+async def test_a_secret_entry_post_past_what_the_form_can_hold_is_refused_unread_and_the_server_serves_on() -> None:
+    """The entry page is open to anyone who can reach the server: a body it would parse (or spool a multipart file
+    of to disk) without a bound is refused with 413 before it is read."""
+    async with signing_in_server() as (base_url, _api, _server), browser() as anyone:
+        with anyio.fail_after(DEADLINE):
+            huge = await anyone.post(
+                f"{base_url}/oauth/secret", files={"secret": ("key.txt", b"k" * (2 * 1024 * 1024))}
+            )
+            long_field = await anyone.post(f"{base_url}/oauth/secret", data={"state": "s", "secret": "k" * 400_000})
+            unknown = await anyone.post(f"{base_url}/oauth/secret", data={"state": "no-such-state", "secret": "k"})
+    assert huge.status_code == 400
+    assert "takes the form it shows" in huge.text
+    assert long_field.status_code == 413
+    assert unknown.status_code == 400
+    assert "not valid" in unknown.text
+
+
 async def test_the_callback_hit_twice_at_once_exchanges_the_code_once_and_stores_one_credential() -> None:
     async with signing_in_server() as (base_url, api, server):
         statuses: list[int] = []
