@@ -109,10 +109,9 @@ class SessionPool:
         self._last_error: str | None = None
         self._retry_at = 0.0
         self._lost: set[SessionSlot] = set()
-        self.reconnects = 0
-        """Sessions opened to replace one the upstream lost (its process exited, it forgot the session)."""
-        self.connect_failures = 0
-        """Connection attempts that failed, in all."""
+        self.opened = self.reconnects = self.connect_failures = 0
+        """Sessions opened (stdio: processes started); those opened to replace one the upstream lost (its process
+        exited, it forgot the session); connection attempts that failed. All since the pool was made."""
 
     # --- where owner tasks run ----------------------------------------------------------------------------------
 
@@ -268,6 +267,7 @@ class SessionPool:
                         self.record_failure(str(exc))  # not for one user's refused sign-in: others still connect
                     raise
                 self._failures, self._last_error, self._retry_at = 0, None, 0.0
+                self.opened += 1
                 if slot in self._lost:
                     self._lost.discard(slot)
                     self.reconnects += 1

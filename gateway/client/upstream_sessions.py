@@ -69,8 +69,9 @@ class UpstreamSessions:
     def status(self) -> dict[str, Any]:
         """Health for `/healthz`: `connected` (a live session), `idle` (none needed yet) or `failing` (why).
 
-        Also the sessions open now, the sessions opened to replace one the upstream lost (`reconnects`) and the
-        connection attempts that failed (`connect_failures`), both since the toolset was made.
+        Also the sessions open now, and since the toolset was made: the sessions opened (`opened`; stdio:
+        processes started), those opened to replace one the upstream lost (`reconnects`) and the connection
+        attempts that failed (`connect_failures`).
         """
         live = self._pool.live_sessions
         error = self._pool.last_error
@@ -78,6 +79,7 @@ class UpstreamSessions:
         report: dict[str, Any] = {
             "state": state,
             "sessions": live,
+            "opened": self._pool.opened,
             "reconnects": self._pool.reconnects,
             "connect_failures": self._pool.connect_failures,
         }

@@ -39,13 +39,14 @@ from _measure import sequential
 from _report import Row, render
 from _scale import catalog_section, cli_gateway, footprint_section
 from _search import search_section
+from _sessionless import sessionless_section
 from _settings import SESSIONS, Settings
 from _workers import workers_section
 
 logger = logging.getLogger("bench")
 
 
-SECTIONS = ("hop", "cpu", "catalog", "footprint", "workers", "search")
+SECTIONS = ("hop", "cpu", "catalog", "footprint", "workers", "search", "sessionless")
 
 
 async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[str] = SECTIONS) -> None:
@@ -65,6 +66,7 @@ async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[st
                 ("footprint", lambda: footprint_section(settings, upstream, directory)),
                 ("workers", lambda: workers_section(settings, upstream, directory)),
                 ("search", lambda: search_section(settings)),
+                ("sessionless", lambda: sessionless_section(settings, upstream, directory)),
             ]
             for name, section in (entry for entry in sections if entry[0] in only):
                 started = time.perf_counter()
