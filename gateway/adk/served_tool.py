@@ -32,6 +32,7 @@ from adapters import FunctionDeclaration, Media, mcp_result_to_response
 from gateway.adk._kind import MODEL_SIDE_HINT
 from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_in_gateway
 from gateway.adk.declarations import declaration_from_adk
+from gateway.client.mcp_tool import restore_actions
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
 from gateway.tools.function_tool import (
     CONFIRMATION_REJECTED,
@@ -163,9 +164,13 @@ class AdkTool(BaseTool):
             # google-adk's McpTool answers with the upstream's `CallToolResult` dumped as a dict; read as the result
             # it is, it follows the ADK convention (and the declared output schema) like every other tool.
             try:
-                return mcp_result_to_response(types.CallToolResult.model_validate(response))
+                result = types.CallToolResult.model_validate(response)
             except pydantic.ValidationError:
                 pass  # an `{"error": ...}` dict of its own
+            else:
+                # The upstream's action keys (ADK's McpTool leaves them in the dump) are its tool's actions.
+                restore_actions(result, context)
+                return mcp_result_to_response(result)
         if response is None:
             # ADK's flow answers the model `{"result": None}` (google-adk's `exit_loop` returns nothing): the same
             # response, not an empty result.

@@ -31,7 +31,7 @@ from google.genai import types as genai_types
 from mcp import Client
 from scripted_model import ScriptedModel, call, say
 
-from adapters.meta_keys import ESCALATE_META_KEY, SKIP_SUMMARIZATION_META_KEY
+from adapters.meta_keys import ESCALATE_META_KEY, SKIP_SUMMARIZATION_META_KEY, TRANSFER_TO_AGENT_META_KEY
 from gateway import FunctionTool, McpToolset, StdioConnectionParams
 from gateway.adk import from_adk, to_adk
 from gateway.client import StreamableHTTPConnectionParams
@@ -203,3 +203,22 @@ async def test_a_served_agent_that_escalates_itself_escalates_its_result(mode: A
     assert (quit_result.meta or {}).get(ESCALATE_META_KEY) is True
     assert not note_result.is_error, note_result.content
     assert ESCALATE_META_KEY not in (note_result.meta or {})
+
+
+async def test_google_adks_own_mcp_toolset_served_by_us_keeps_its_upstreams_action_keys() -> None:
+    from google.adk.tools.mcp_tool import McpToolset as AdkMcpToolset
+    from google.adk.tools.mcp_tool.mcp_session_manager import StdioConnectionParams as AdkStdioConnectionParams
+    from mcp import StdioServerParameters
+
+    upstream = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "serve", "--tools", SCENARIOS["transfer_to_agent"].reference, "--state", ":memory:"],
+        cwd=str(ROOT),
+    )
+    toolset = AdkMcpToolset(connection_params=AdkStdioConnectionParams(server_params=upstream, timeout=DEADLINE))
+    async with ToolServer([toolset]) as server, Client(server.server) as client:
+        with anyio.fail_after(DEADLINE):
+            result = await client.call_tool("hand_off", {"topic": "refund"})
+    assert not result.is_error, result.content
+    assert result.structured_content == {"handed_off": "refund"}
+    assert (result.meta or {}).get(TRANSFER_TO_AGENT_META_KEY) == SUPPORT_AGENT
