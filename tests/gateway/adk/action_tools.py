@@ -27,3 +27,20 @@ def show_report(tool_context: Any) -> dict[str, str]:
     """Show the report to the user as it is."""
     tool_context.actions.skip_summarization = True
     return {"report": "all green"}
+
+
+def note_directly(note: str, tool_context: Any) -> dict[str, str]:
+    """Record a note through the actions' state delta, as ADK's docs show."""
+    tool_context.actions.state_delta["notes"] = [*tool_context.state.get("notes", []), note]
+    return {"noted": note}
+
+
+def try_hard(tool_context: Any) -> dict[str, str]:
+    """Count an attempt, then fail."""
+    tool_context.state["tries"] = tool_context.state.get("tries", 0) + 1
+    return {"error": "It did not work this time."}
+
+
+def read_notes(tool_context: Any) -> dict[str, Any]:
+    """What the session holds."""
+    return {"notes": tool_context.state.get("notes"), "tries": tool_context.state.get("tries")}

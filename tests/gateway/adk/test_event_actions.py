@@ -19,7 +19,7 @@ from typing import Any
 
 import anyio
 import pytest
-from action_tools import SUPPORT_AGENT, give_up, hand_off, show_report
+from action_tools import SUPPORT_AGENT, give_up, hand_off, note_directly, read_notes, show_report, try_hard
 from adk_agents import note_script, notes_model, quit_model, quitter, root_agent
 from google.adk.agents import BaseAgent, LlmAgent, LoopAgent
 from google.adk.events import Event
@@ -35,7 +35,7 @@ from adapters.meta_keys import ESCALATE_META_KEY, SKIP_SUMMARIZATION_META_KEY, T
 from gateway import FunctionTool, McpToolset, StdioConnectionParams
 from gateway.adk import from_adk, to_adk
 from gateway.client import StreamableHTTPConnectionParams
-from gateway.server import ToolServer
+from gateway.server import SESSION_META_KEY, ToolServer
 from tests.support.loopback import free_port, wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -43,6 +43,7 @@ pytestmark = pytest.mark.anyio
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 DEADLINE = 60.0
+SESSION: Any = {SESSION_META_KEY: "actions-session-0123456789"}
 SERVED_WAYS = ("stdio-legacy", "stdio-modern", "http-legacy", "http-modern")
 
 
@@ -222,3 +223,19 @@ async def test_google_adks_own_mcp_toolset_served_by_us_keeps_its_upstreams_acti
     assert not result.is_error, result.content
     assert result.structured_content == {"handed_off": "refund"}
     assert (result.meta or {}).get(TRANSFER_TO_AGENT_META_KEY) == SUPPORT_AGENT
+
+
+@pytest.mark.parametrize("kind", ["ours", "google-adk"])
+async def test_direct_state_delta_writes_and_an_error_calls_writes_are_kept_as_google_adk_keeps_them(
+    kind: str,
+) -> None:
+    functions = (note_directly, try_hard, read_notes)
+    tools = [FunctionTool(f) if kind == "ours" else from_adk(AdkFunctionTool(f)) for f in functions]
+    async with ToolServer(tools) as server, Client(server.server, mode="auto") as client:
+        with anyio.fail_after(DEADLINE):
+            for name, args in [("note_directly", {"note": "a"}), ("note_directly", {"note": "b"}), ("try_hard", {})]:
+                await client.call_tool(name, args, meta=SESSION)
+            failed = await client.call_tool("try_hard", {}, meta=SESSION)
+            read = await client.call_tool("read_notes", {}, meta=SESSION)
+    assert failed.is_error
+    assert read.structured_content == {"notes": ["a", "b"], "tries": 2}
