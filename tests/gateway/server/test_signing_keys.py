@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncGenerator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
 import httpx2
@@ -108,3 +109,23 @@ async def test_an_issuer_down_from_the_start_is_asked_once_per_interval_and_toke
     assert refused == [401] * 5
     assert provider.jwks_fetches == 1
     assert still_refused == 401  # the next try comes an interval after the failed one
+
+
+class _MalformedJwksUri(OAuthProvider):
+    """An issuer whose metadata names a `jwks_uri` no HTTP client can request."""
+
+    def metadata(self) -> dict[str, Any]:
+        return {**super().metadata(), "jwks_uri": "http://[::1/jwks"}
+
+
+async def test_an_issuer_whose_metadata_names_a_malformed_jwks_uri_gets_401s_and_the_server_serves_on() -> None:
+    server = ToolServer(TOOLS, state_store=InMemoryStateStore())
+    async with (
+        _MalformedJwksUri() as provider,
+        protected_gateway(provider, server, serve_options={"auth_tokens": {"static-token": "carol"}}) as gateway,
+        httpx2.AsyncClient(timeout=DEADLINE) as http,
+    ):
+        with anyio.fail_after(DEADLINE):
+            statuses = [await initialize(http, gateway, provider.mint(audience=gateway.resource)) for _ in range(2)]
+            statuses.append(await initialize(http, gateway, "static-token"))
+    assert statuses == [401, 401, 200]
