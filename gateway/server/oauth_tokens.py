@@ -72,7 +72,7 @@ class TokenRequest:
         try:
             async with httpx2.AsyncClient(timeout=_TIMEOUT) as http:
                 response = await http.post(self._token_url, data=form, headers=headers)
-        except httpx2.HTTPError as exc:
+        except (httpx2.HTTPError, httpx2.InvalidURL) as exc:  # InvalidURL is no HTTPError
             raise TokenError(f"The token endpoint {self._token_url} could not be reached: {exc}") from exc
         try:
             body: Any = response.json()

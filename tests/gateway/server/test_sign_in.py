@@ -28,6 +28,7 @@ from gateway.tools import (
     FunctionTool,
     HTTPBase,
     HTTPBearer,
+    OAuth2,
     ToolContext,
 )
 from tests.support.oauth_provider import OAuthProvider
@@ -110,6 +111,34 @@ async def test_a_client_without_url_elicitation_is_told_the_sign_in_url_and_the_
         assert page.status_code == 200
         result = await call(base_url, era, None)
         assert result.structured_content == {"user": "alice", "scope": "calendar.read", "events": ["standup"]}
+
+
+def malformed_token_url(api: CalendarApi) -> FunctionTool:
+    """The tool, its config naming a token endpoint no HTTP client can request."""
+    config = api.config
+
+    def malformed() -> AuthConfig:
+        built = config()
+        assert isinstance(built.auth_scheme, OAuth2)
+        assert built.auth_scheme.flows.authorizationCode is not None
+        built.auth_scheme.flows.authorizationCode.tokenUrl = "http://[::1/token"
+        return built
+
+    api.config = malformed  # type: ignore[method-assign]
+    return FunctionTool(api.list_events)
+
+
+@pytest.mark.anyio
+async def test_a_token_endpoint_that_cannot_be_requested_fails_the_sign_in_and_tells_the_call() -> None:
+    async with signing_in_server(malformed_token_url) as (base_url, _api, server):
+        browser = Browser()
+        result = await call(base_url, "legacy", browser)
+        assert server.credentials is not None
+        stored = await server.credentials.store.load_all("local")
+    assert browser.pages[0].status_code == 502
+    assert result.is_error
+    assert "could not be reached" in result.content[0].text  # type: ignore[union-attr]
+    assert stored == {}
 
 
 @pytest.mark.anyio
