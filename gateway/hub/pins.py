@@ -195,7 +195,9 @@ class ToolPins:
         self.config_hint = config_hint
         self._approved_hashes: dict[str, str] = {}
         self._drifts: dict[str, Drift] = {}
-        self._warned: set[tuple[str, str]] = set()
+        self._warned: dict[str, str] = {}
+        """The digest last warned of, by tool name; only tools of the latest listing, so a hostile upstream
+        publishing a new definition at every listing cannot grow it."""
         self._pinned = False
         """Whether the upstream's tools are known to be pinned (its first listing recorded)."""
 
@@ -214,6 +216,7 @@ class ToolPins:
         digests = {name: definition_hash(definition) for name, definition in definitions.items()}
         if self._pinned and all(self._approved_hashes.get(name) == digest for name, digest in digests.items()):
             self._drifts = {}
+            self._warned = {}
             return {}
         records: dict[str, dict[str, Any]] = {}
         for _ in range(_RECORD_ATTEMPTS):
@@ -233,6 +236,7 @@ class ToolPins:
             if drift is not None:
                 drifts[name] = drift
         self._drifts = drifts
+        self._warned = {name: digest for name, digest in self._warned.items() if name in drifts}
         return drifts
 
     async def check(self, tool: types.Tool) -> Drift | None:
@@ -262,8 +266,8 @@ class ToolPins:
             return None
         approved = None if record is None else cast("dict[str, Any]", record.get("definition") or {})
         drift = Drift(self.upstream, self.published(name), approved, definition)
-        if (name, digest) not in self._warned:
-            self._warned.add((name, digest))
+        if self._warned.get(name) != digest:
+            self._warned[name] = digest
             logger.warning(
                 "Withholding tool %r: %s. Review: adk-mcp-gateway pins %s; approve: adk-mcp-gateway pins approve %s %s",
                 drift.published,

@@ -20,8 +20,10 @@ import anyio
 import httpx2
 import pytest
 from hub_harness import DEADLINE, HERE, ROOT, connect, text_of, tool_names
+from mcp import types
 
 from gateway.config import load_config
+from gateway.hub.pins import PinStore, ToolPins
 from gateway.hub.reloader import reloading_gateway_server
 from gateway.state import SqliteStateStore
 from tests.support.loopback import serving_tools
@@ -207,3 +209,26 @@ async def test_an_unknown_tool_to_approve_is_an_error_naming_the_withheld_ones(t
     assert done.returncode == 2
     assert "no withheld or unpinned tool 'a_nothing'" in done.stderr.decode()
     assert "Withheld: a_whoami." in done.stderr.decode()
+
+
+async def test_a_pinned_upstream_flooding_new_definitions_keeps_the_warned_ones_bounded(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="gateway.hub.pins")
+    flood = 300
+    with anyio.fail_after(DEADLINE * 4):
+        async with SqliteStateStore(tmp_path / "state.db") as state:
+            pins = ToolPins(PinStore(state, "pinned-gateway"), "a", "a", "gateway.json")
+            assert await pins.screen([types.Tool(name="whoami", input_schema={"type": "object"})]) == {}
+            # A hostile upstream lists a tool never seen before, and redescribes another, at every listing.
+            for round_ in range(flood):
+                listing = [
+                    types.Tool(name="whoami", description=f"version {round_}", input_schema={"type": "object"}),
+                    types.Tool(name=f"new_{round_}", input_schema={"type": "object"}),
+                ]
+                withheld = await pins.screen(listing)
+                assert sorted(withheld) == [f"new_{round_}", "whoami"]
+            remembered = pins._warned  # pyright: ignore[reportPrivateUsage]
+            assert len(remembered) <= 2, len(remembered)
+    # Each definition it published was warned of (once), the memory of them still bounded.
+    assert len([record for record in caplog.records if record.levelno == logging.WARNING]) == 2 * flood
