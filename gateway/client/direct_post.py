@@ -31,6 +31,7 @@ from mcp import MCPError, types
 from pydantic import ValidationError
 
 from gateway._strict_json import parse_strict_json
+from gateway.client.http import REQUEST_FAILED
 
 __all__ = ["DirectPost", "IncomingHandlers"]
 
@@ -165,7 +166,7 @@ class DirectPost:
             try:
                 response = await self.client.post(self.url, json=message, headers=headers)
                 await response.aclose()
-            except httpx2.HTTPError as exc:
+            except REQUEST_FAILED as exc:
                 logger.debug("Posting %s to %s failed: %s", message.get("method", "a response"), self.url, exc)
 
 

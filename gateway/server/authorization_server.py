@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 import anyio
 import httpx2
 
+from gateway.client.http import REQUEST_FAILED
 from gateway.errors import AuthorizationServerError
 from gateway.server.oauth_settings import OAuthSettings
 
@@ -65,8 +66,7 @@ class AuthorizationServer:
         try:
             response = await self._client().get(url, headers={"Accept": "application/json"})
             return response.status_code, response.json() if response.status_code == 200 else None
-        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError) as exc:
-            # InvalidURL is no HTTPError: a malformed URL in the issuer's metadata must fail like an outage.
+        except (*REQUEST_FAILED, ValueError) as exc:
             raise AuthorizationServerError(f"Cannot read {url} ({type(exc).__name__}: {exc}).") from exc
 
     async def metadata(self) -> dict[str, Any]:
@@ -145,7 +145,7 @@ class AuthorizationServer:
                 headers={"Accept": "application/json"},
             )
             answer = response.json() if response.status_code == 200 else None
-        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError) as exc:
+        except (*REQUEST_FAILED, ValueError) as exc:
             raise AuthorizationServerError(f"Introspection at {endpoint} failed ({type(exc).__name__}).") from exc
         if not isinstance(answer, dict):
             raise AuthorizationServerError(

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 import httpx2
 
+from gateway.client.http import REQUEST_FAILED
 from gateway.errors import GatewayError
 from gateway.oauth import authenticate_client
 from gateway.tools import AuthCredential, AuthCredentialTypes, OAuth2Auth
@@ -72,7 +73,7 @@ class TokenRequest:
         try:
             async with httpx2.AsyncClient(timeout=_TIMEOUT) as http:
                 response = await http.post(self._token_url, data=form, headers=headers)
-        except (httpx2.HTTPError, httpx2.InvalidURL) as exc:  # InvalidURL is no HTTPError
+        except REQUEST_FAILED as exc:
             raise TokenError(f"The token endpoint {self._token_url} could not be reached: {exc}") from exc
         try:
             body: Any = response.json()

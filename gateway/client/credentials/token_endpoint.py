@@ -15,7 +15,7 @@ from typing import Final
 import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.client.http import http_client
+from gateway.client.http import REQUEST_FAILED, http_client
 from gateway.errors import CredentialError
 from gateway.oauth import ClientAuthMethod, authenticate_client
 
@@ -135,7 +135,7 @@ class TokenEndpoint:
         try:
             async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
                 response = await http.post(self.url, data=form, headers=headers)
-        except httpx2.HTTPError as exc:
+        except REQUEST_FAILED as exc:
             raise CredentialError(
                 f"The token endpoint {self.url} cannot be reached for a {grant} grant: {type(exc).__name__}: {exc}. "
                 "Check the token URL (or issuer) and that the authorization server is running."
@@ -190,7 +190,7 @@ async def discover_token_endpoint(issuer: str) -> str:
         for url in dict.fromkeys(candidates):
             try:
                 response = await http.get(url, headers={"Accept": "application/json"})
-            except httpx2.HTTPError as exc:
+            except REQUEST_FAILED as exc:
                 raise CredentialError(
                     f"The authorization server {issuer} cannot be reached ({type(exc).__name__}: {exc}). "
                     "Check the issuer URL and that the server is running."

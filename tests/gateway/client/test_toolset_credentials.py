@@ -122,6 +122,24 @@ async def test_a_token_endpoint_refusing_the_client_fails_the_connection_naming_
         assert upstream.seen == []
 
 
+class _MalformedTokenEndpoint(OAuthProvider):
+    """An issuer whose metadata names a `token_endpoint` no HTTP client can request."""
+
+    def metadata(self) -> dict[str, Any]:
+        return {**super().metadata(), "token_endpoint": "http://[::1/token"}
+
+
+async def test_an_issuer_naming_a_malformed_token_endpoint_fails_each_connection_clearly() -> None:
+    async with _MalformedTokenEndpoint() as provider, protected_upstream(provider) as upstream:
+        async with toolset_for(upstream, client_credentials(provider, upstream)) as toolset:
+            for _ in range(2):  # the toolset is not broken by the first failure: the next one says the same
+                with anyio.fail_after(DEADLINE), pytest.raises(UpstreamUnavailableError) as raised:
+                    await toolset.get_tools()
+                assert "http://[::1/token" in str(raised.value)
+                assert "cannot be reached" in str(raised.value)
+        assert upstream.seen == []
+
+
 # --- a user login --------------------------------------------------------------------------------------------------
 
 
