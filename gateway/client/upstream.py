@@ -292,6 +292,8 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
                 stamp_declared(client.session)
                 if _announces_tool_changes(client):
                     watchers.start_soon(_watch_changes, session, callbacks)
+            # The idle clock starts now: connecting (a stdio server slow to start) is not idleness.
+            session.last_used = anyio.current_time()
             task_status.started(session)
             published = True
             await _until_stopped_or_idle(session, idle_timeout)

@@ -207,15 +207,38 @@ async def test_a_session_meta_key_lets_a_sessionless_upstream_tell_identities_ap
 
 @pytest.mark.anyio
 async def test_an_idle_session_closes_itself_and_the_next_call_opens_a_new_one() -> None:
+    # Nothing here waits less than the idle timeout on purpose: on a loaded machine any pause may outlast it, so a
+    # session may idle out between two steps, and each step holds whatever a replacement session makes true too.
     before = child_pids()
-    async with McpToolset(connection_params=tiny_stdio(), mode="legacy", session_idle_timeout=0.2) as toolset:
+    recorder = ClientCallbacks()
+    async with McpToolset(
+        connection_params=tiny_stdio(), mode="legacy", session_idle_timeout=0.2, progress_callback=recorder.on_progress
+    ) as toolset:
         with anyio.fail_after(DEADLINE):
-            session = await toolset.session()
             assert await run(toolset, "echo", {"text": "hi"}) == {"result": "hi"}
-            await session.finished.wait()
+            # The identity's current session (a slot ends the one it replaces before opening the next), so once it
+            # closed itself, with no call made meanwhile, no session is left.
+            await (await toolset.session()).finished.wait()
         assert child_pids() == before
         assert await run(toolset, "echo", {"text": "again"}) == {"result": "again"}
-        assert len(child_pids() - before) == 1
+        with anyio.fail_after(DEADLINE):
+            async with anyio.create_task_group() as tg:
+                # A call in flight keeps its session from idling: the one process alive is the new session's.
+                tg.start_soon(run, toolset, "hang", dict[str, Any]())
+                await recorder.started.wait()
+                assert len(child_pids() - before) == 1
+                tg.cancel_scope.cancel()
+
+
+@pytest.mark.anyio
+async def test_an_upstream_slower_to_start_than_the_idle_timeout_serves_the_call_that_opened_it() -> None:
+    # The handshake is not idleness: the idle clock starts when the session is handed to its caller.
+    params = tiny_stdio("--start-after", "0.5")
+    async with McpToolset(connection_params=params, mode="legacy", session_idle_timeout=0.1) as toolset:
+        with anyio.fail_after(DEADLINE):
+            session = await toolset.session()
+            assert session.alive
+            assert await run(toolset, "echo", {"text": "hi"}) == {"result": "hi"}
 
 
 @pytest.mark.anyio

@@ -2,7 +2,8 @@
 
 Tools: `echo(text)` answers at once (and says so on stderr); `hang()` reports progress once (when the call carries
 a progress token) and never answers. The process ends when its stdin closes — or, with `--linger`, lives on for a
-minute after that (a server that only a signal ends, so a test can tell whether its client stopped it).
+minute after that (a server that only a signal ends, so a test can tell whether its client stopped it). With
+`--start-after SECONDS` it reads nothing for that long first: a server slow to start (one installing itself).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def main() -> None:
+    if "--start-after" in sys.argv:
+        time.sleep(float(sys.argv[sys.argv.index("--start-after") + 1]))
     for line in sys.stdin:
         request: dict[str, Any] = json.loads(line)
         if "id" not in request or "method" not in request:
