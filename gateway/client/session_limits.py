@@ -81,6 +81,7 @@ class SessionLimits:
                     await session.aclose()
                 excess -= 1
             if excess > 0:
+                _forget(slots, opening)
                 source = self.source[:1].upper() + self.source[1:]
                 raise SessionLimitError(
                     f"{source} already has {len(live)} upstream sessions open{who}, all busy: the limit "
@@ -96,3 +97,12 @@ def _live(slot: SessionSlot) -> bool:
 def _idle(slot: SessionSlot) -> bool:
     session = slot.session
     return session is not None and not session.in_flight and not slot.active and not slot.lock.locked()
+
+
+def _forget(slots: dict[str, SessionSlot], refused: SessionSlot) -> None:
+    """Drop a refused identity's empty slot, so that refused identities do not pile up (unless another request of
+    the same identity waits for it)."""
+    if refused.session is not None or refused.active or refused.lock.statistics().tasks_waiting:
+        return
+    for key in [key for key, slot in slots.items() if slot is refused]:
+        del slots[key]
