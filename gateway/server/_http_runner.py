@@ -82,6 +82,8 @@ class _Calls(Protocol):
     @property
     def active_calls(self) -> int: ...
 
+    def refuse_calls(self) -> None: ...
+
     def cancel_calls(self, reason: str) -> int: ...
 
 
@@ -168,6 +170,8 @@ class GracefulServer(uvicorn.Server):
     def stop(self, *, at_once: bool = False) -> None:
         """Stop as a signal would: after the grace period, or (`at_once`) cancelling the calls in flight now."""
         now = time.monotonic()
+        # New calls are refused at once, so their clients retry elsewhere; the ones in flight may finish.
+        self._calls.refuse_calls()
         self._at_once = self._at_once or at_once
         if self._drain_until is None:
             self._drain_until = now if at_once else now + self._grace

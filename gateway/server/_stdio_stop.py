@@ -33,6 +33,8 @@ class _Calls(Protocol):
 
     async def calls_ended(self) -> None: ...
 
+    def refuse_calls(self) -> None: ...
+
     def cancel_calls(self, reason: str) -> int: ...
 
 
@@ -124,6 +126,7 @@ async def stop_on_signal(
     with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         task_status.started()
         async for first in signals:
+            calls.refuse_calls()
             log_stopping(signal.Signals(first).name, grace, calls.active_calls)
             break
         hurried = False

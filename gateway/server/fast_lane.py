@@ -54,6 +54,7 @@ from gateway.server.extension import RelayedTool
 from gateway.server.http_sessions import HttpSessions
 from gateway.server.identity import CallIdentity, current_principal
 from gateway.server.observation import error_outcome
+from gateway.server.running_calls import RunningCalls
 from gateway.server.tool_call import ProgressReporter, error_result
 from gateway.server.tool_server import ToolServer
 from gateway.tools import ToolContext
@@ -236,6 +237,11 @@ class FastLane:
     ) -> None:
         _entry, tool, log_level = relayed
         stream = CallStream(send, session_id)
+        if self._tool_server.refusing_calls:
+            # The stop began after `StoppingGuard` let this POST in: refused as `running_call` would.
+            refused = RunningCalls.refused_error().error
+            await stream.write({"jsonrpc": "2.0", "id": request_id, "error": dump(refused)}, last=True)
+            return
         features = StreamFeatures(
             self._questions,
             stream,

@@ -30,6 +30,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from gateway._write_check import CheckedWriteStream
 from gateway.errors import ConfigError, MissingExtraError
 from gateway.server._request_ids import MalformedIdGuard
+from gateway.server._stopping_guard import StoppingGuard
 from gateway.server.auth import StaticTokenVerifier
 from gateway.server.fast_lane import FastLane
 from gateway.server.gateway_login import GatewayLogin
@@ -217,7 +218,13 @@ def create_app(
         ),
         Route(
             "/mcp",
-            guarded(host_check.guard(MalformedIdGuard(sessions.streamable(streamable), max_body_size=max_body_size))),
+            guarded(
+                host_check.guard(
+                    MalformedIdGuard(
+                        StoppingGuard(sessions.streamable(streamable), tool_server), max_body_size=max_body_size
+                    )
+                )
+            ),
             methods=["GET", "POST", "DELETE"],
         ),
         Route("/sse", guarded(_asgi_endpoint(sessions.sse(handle_sse))), methods=["GET"]),

@@ -1,10 +1,11 @@
 """`RunningCalls`: the `tools/call` requests a server is running, each in a cancel scope a stopping server cancels.
 
-A server told to stop waits for its calls (`active`) for a grace period, then cancels those still running
-(`cancel_all`). A cancelled call is still answered: with the JSON-RPC error of `stopped_error` (code -32800, a cancelled
-request, as the SDK answers one on the handshake-era wire), whose message tells its client why it has no result
-and that the call may have partly run. The log lines and that message are the same for every transport
-(`log_stopping`, `log_cancelling`, `stopping_reason`).
+A server told to stop refuses new calls at once (`refuse_new`: answered with `refused_error`, code -32000, so a
+client can retry elsewhere at once instead of having its call cut off later), waits for its calls (`active`) for a
+grace period, then cancels those still running (`cancel_all`). A cancelled call is still answered: with the
+JSON-RPC error of `stopped_error` (code -32800, a cancelled request, as the SDK answers one on the handshake-era
+wire), whose message tells its client why it has no result and that the call may have partly run. The log lines
+and that message are the same for every transport (`log_stopping`, `log_cancelling`, `stopping_reason`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,27 @@ from typing import Final
 import anyio
 from mcp import MCPError
 
-__all__ = ["REQUEST_CANCELLED", "RunningCalls", "log_cancelling", "log_stopping", "stopping_reason"]
+__all__ = [
+    "REFUSAL",
+    "REQUEST_CANCELLED",
+    "SERVER_STOPPING",
+    "RunningCalls",
+    "log_cancelling",
+    "log_stopping",
+    "stopping_reason",
+]
 
 logger = logging.getLogger(__name__)
 
 REQUEST_CANCELLED: Final = -32800
 """The JSON-RPC error code of a cancelled request (the SDK's `REQUEST_CANCELLED`)."""
+SERVER_STOPPING: Final = -32000
+"""The JSON-RPC error code (implementation-defined server error) of a call refused because the server stops."""
+REFUSAL: Final = (
+    "The server is stopping and takes no new tool calls; this call did not run. Retry it on another replica, or "
+    "once the server is back."
+)
+"""The message of a call refused because the server stops."""
 
 
 class RunningCalls:
@@ -33,6 +49,8 @@ class RunningCalls:
         self._ended: anyio.Event | None = None
         self.stop_reason: str | None = None
         """Why the calls were cancelled (`cancel_all`), for their answers; None while the server runs."""
+        self.refusing = False
+        """Whether new calls are refused (`refuse_new`): the server stops."""
 
     @property
     def active(self) -> int:
@@ -44,7 +62,12 @@ class RunningCalls:
         """Count a call as running while inside; yields the scope (`scope`, or a new one) `cancel_all` cancels.
 
         The caller enters the scope around the call's work and answers it after a cancellation (`stopped_error`).
+
+        Raises:
+            MCPError: the server stops and refuses new calls (`refused_error`); the call must not start.
         """
+        if self.refusing:
+            raise self.refused_error()
         scope = scope if scope is not None else anyio.CancelScope()
         self._scopes.add(scope)
         try:
@@ -64,6 +87,15 @@ class RunningCalls:
             if self._ended is None:
                 self._ended = anyio.Event()
             await self._ended.wait()
+
+    def refuse_new(self) -> None:
+        """Refuse every call from now on (`running` raises `refused_error`); the calls running now go on."""
+        self.refusing = True
+
+    @staticmethod
+    def refused_error() -> MCPError:
+        """The error a call arriving at a stopping server is answered with."""
+        return MCPError(SERVER_STOPPING, REFUSAL)
 
     def cancel_all(self, reason: str) -> int:
         """Cancel every call running now and any that starts from now on; returns how many were running."""

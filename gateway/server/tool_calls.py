@@ -165,6 +165,15 @@ class ToolCalls:
         """Return once no call is running (`active_calls` is 0)."""
         await self._running_calls.ended()
 
+    @property
+    def refusing_calls(self) -> bool:
+        """Whether new calls are refused (`refuse_calls`): the server stops."""
+        return self._running_calls.refusing
+
+    def refuse_calls(self) -> None:
+        """Refuse new calls from now on with a JSON-RPC error saying the server stops; the running ones go on."""
+        self._running_calls.refuse_new()
+
     def cancel_calls(self, reason: str) -> int:
         """Cancel every call running now or started later (the server stops); returns how many were running.
 

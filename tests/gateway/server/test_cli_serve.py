@@ -11,6 +11,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import httpx2
 import pytest
 from anyio.streams.text import TextReceiveStream
 from fixture_tools import TOOLS
@@ -138,6 +139,79 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
         assert ("cancelled at once" in str(outcome)) == (times > 1), outcome
 
 
+async def _logged_stopping(process: anyio.abc.Process) -> str:
+    """The server's log up to its line saying it stops (it got the signal)."""
+    assert process.stderr is not None
+    log = ""
+    async for chunk in TextReceiveStream(process.stderr):
+        log += chunk
+        if "Stopping (" in log:
+            break
+    return log
+
+
+async def _post_call(base_url: str) -> httpx2.Response:
+    """A `tools/call` POSTed by a plain HTTP client, outside any session."""
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    headers = {"accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient() as http:
+        return await http.post(f"{base_url}/mcp", json=call, headers=headers)
+
+
+IN_FLIGHT_SECONDS = 8.0
+"""How long the call in flight runs: the signal, and the refusal of a new call, come well within it."""
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_a_stopping_server_refuses_new_calls_at_once_and_finishes_the_one_in_flight(
+    era: Era, state_file: Path
+) -> None:
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
+    command += ["--port", str(port), "--state", str(state_file), "--shutdown-grace", "600"]
+    outcomes: list[types.CallToolResult | MCPError] = []
+    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+        try:
+            await wait_until_healthy(base_url)
+            started = StartedSignal()
+
+            async def slow_call() -> None:
+                outcomes.append(
+                    await client.call_tool("slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started)
+                )
+
+            async with connect("http", era, base_url) as client:
+                with anyio.fail_after(DEADLINE):
+                    await client.list_tools()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(slow_call)
+                        await started.event.wait()
+                        process.send_signal(signal.SIGINT)
+                        early_log = await _logged_stopping(process)
+                        with pytest.raises(MCPError) as refused:
+                            await client.call_tool("add", {"a": 1, "b": 2})
+                        plain = await _post_call(base_url)
+                    returncode = await process.wait()
+            assert process.stderr is not None
+            log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert returncode == 0, log
+    assert refused.value.error.code == -32000, refused.value
+    assert "server is stopping" in refused.value.error.message
+    assert "Retry it on another replica" in refused.value.error.message
+    # Over HTTP the refusal is a 503 too, for load balancers and clients that look at the status.
+    assert plain.status_code == 503, plain.text
+    assert plain.headers["connection"] == "close"
+    assert plain.json()["error"]["code"] == -32000
+    (outcome,) = outcomes
+    assert isinstance(outcome, types.CallToolResult), outcome
+    assert outcome.structured_content == {"result": "finished"}
+    assert "Cancelling" not in log, log
+
+
 async def test_serving_on_all_interfaces_warns_naming_allow_host_and_auth_token(state_file: Path) -> None:
     port = free_port()
     command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
@@ -210,6 +284,62 @@ async def test_a_signal_answers_a_relayed_upstream_call_that_outlasts_the_grace_
     (outcome,) = outcomes
     assert isinstance(outcome, MCPError), outcome
     assert "server is stopping" in str(outcome), outcome
+
+
+async def test_a_stopping_gateway_refuses_new_relayed_upstream_calls_and_finishes_the_one_in_flight(
+    tmp_path: Path,
+) -> None:
+    """The gateway relays a handshake-era call of an upstream tool itself (its fast lane): refused there too."""
+    upstream_port, gateway_port = free_port(), free_port()
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"up": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
+    serve = [sys.executable, "-m", "gateway.cli", "serve", "--transport", "http"]
+    upstream = [*serve, "--tools", TOOLS_REF, "--port", str(upstream_port), "--state", str(tmp_path / "up.db")]
+    gateway = [*serve, str(config), "--port", str(gateway_port), "--state", str(tmp_path / "gateway.db")]
+    gateway += ["--shutdown-grace", "600"]
+    base_url = f"http://127.0.0.1:{gateway_port}"
+    outcomes: list[types.CallToolResult] = []
+    async with await anyio.open_process(upstream, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as up:
+        try:
+            await wait_until_healthy(f"http://127.0.0.1:{upstream_port}")
+            async with await anyio.open_process(gateway, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
+                try:
+                    await wait_until_healthy(base_url)
+                    started = StartedSignal()
+
+                    async def slow_call() -> None:
+                        outcomes.append(
+                            await client.call_tool(
+                                "up_slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started
+                            )
+                        )
+
+                    async with connect("http", "legacy", base_url) as client:
+                        with anyio.fail_after(DEADLINE):
+                            await client.list_tools()
+                            # Once before the stop: later calls of this session take the fast lane.
+                            assert not (await client.call_tool("up_add", {"a": 1, "b": 2})).is_error
+                            async with anyio.create_task_group() as tg:
+                                tg.start_soon(slow_call)
+                                await started.event.wait()
+                                process.send_signal(signal.SIGINT)
+                                early_log = await _logged_stopping(process)
+                                with pytest.raises(MCPError) as refused:
+                                    await client.call_tool("up_add", {"a": 1, "b": 2})
+                            returncode = await process.wait()
+                    assert process.stderr is not None
+                    log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
+                finally:
+                    if process.returncode is None:
+                        process.kill()
+        finally:
+            up.kill()
+    assert returncode == 0, log
+    assert refused.value.error.code == -32000, refused.value
+    assert "Retry it on another replica" in refused.value.error.message
+    (outcome,) = outcomes
+    assert outcome.structured_content == {"result": "finished"}, outcome
+    assert " ERROR " not in log, log
 
 
 @pytest.mark.parametrize(
