@@ -390,6 +390,50 @@ async def test_a_signal_to_a_stdio_server_answers_the_call_in_flight_and_exits_0
         assert ("cancelled at once" in answer["error"]["message"]) == (times > 1)
 
 
+async def test_a_stopping_stdio_server_refuses_new_calls_at_once_and_finishes_the_one_in_flight(
+    state_file: Path,
+) -> None:
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
+    command += ["--shutdown-grace", "600"]
+    call = {"name": "slow_job", "arguments": {"seconds": IN_FLIGHT_SECONDS}, "_meta": {"progressToken": "p"}}
+    messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    late = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    replies: list[dict[str, Any]] = []
+    async with await anyio.open_process(command, cwd=ROOT) as process:
+        try:
+            assert process.stdin is not None
+            assert process.stdout is not None
+            await process.stdin.send("".join(json.dumps(message) + "\n" for message in messages).encode())
+            buffer, early_log = "", ""
+            # A hang detector, not a timing assertion.
+            with anyio.fail_after(DEADLINE):
+                async for chunk in TextReceiveStream(process.stdout):
+                    buffer += chunk
+                    *lines, buffer = buffer.split("\n")
+                    for line in filter(None, lines):
+                        replies.append(json.loads(line))
+                        if replies[-1].get("method") == "notifications/progress":  # the call is running
+                            process.send_signal(signal.SIGINT)
+                            early_log = await _logged_stopping(process)
+                            await process.stdin.send((json.dumps(late) + "\n").encode())
+                        if replies[-1].get("id") == 3:
+                            # Refused while the call in flight still runs (its answer comes after).
+                            assert not [reply for reply in replies if reply.get("id") == 2], replies
+                returncode = await process.wait()
+            assert process.stderr is not None
+            log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    assert returncode == 0, log
+    (refused,) = [reply for reply in replies if reply.get("id") == 3]
+    assert refused["error"]["code"] == -32000, refused
+    assert "Retry it on another replica" in refused["error"]["message"]
+    (answer,) = [reply for reply in replies if reply.get("id") == 2]
+    assert answer["result"]["structuredContent"] == {"result": "finished"}, answer
+
+
 async def test_a_request_slow_to_arrive_does_not_hold_a_stopping_server_past_its_grace(state_file: Path) -> None:
     port = free_port()
     command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
