@@ -17,8 +17,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveFloat, PositiveInt
 from pydantic.alias_generators import to_camel
 
-from gateway.server.oauth_settings import DEFAULT_ALGORITHMS, IntrospectionSettings, OAuthSettings, SignInClientSettings
-from gateway.server.policy import Kind, Policy, PolicyRule, RateLimit
+from gateway.server.auth.oauth_settings import (
+    DEFAULT_ALGORITHMS,
+    IntrospectionSettings,
+    OAuthSettings,
+    SignInClientSettings,
+)
+from gateway.server.policy.rules import Kind, Policy, PolicyRule, RateLimit
 
 __all__ = ["AuthConfig", "IntrospectionConfig", "PolicyConfig", "RateLimitConfig", "SignInClientConfig", "policy_of"]
 
@@ -49,7 +54,7 @@ class SignInClientConfig(BaseModel):
 
 
 class AuthConfig(BaseModel):
-    """The gateway as an OAuth 2.1 resource server (see `gateway.server.oauth_settings.OAuthSettings`)."""
+    """The gateway as an OAuth 2.1 resource server (see `gateway.server.auth.oauth_settings.OAuthSettings`)."""
 
     model_config = _MODEL_CONFIG
 

@@ -38,7 +38,7 @@ from gateway.client.connection import (
     StreamableHTTPConnectionParams,
 )
 from gateway.errors import ConfigError
-from gateway.server.tool_search import ToolSearchSettings
+from gateway.server.search.tool_search import ToolSearchSettings
 from gateway.upstream_auth import UpstreamAuth
 
 __all__ = ["MIN_RESULT_BYTES", "GatewayConfig", "ToolSearchConfig", "UpstreamConfig", "load_config"]
@@ -186,7 +186,7 @@ class GatewayConfig(BaseModel):
     pin_tools: bool = False
     """`pinTools` for every upstream that does not set its own."""
     tool_search: ToolSearchConfig | None = None
-    """Offer `search_tools` and `call_tool` instead of a large catalog (`gateway.server.tool_search`)."""
+    """Offer `search_tools` and `call_tool` instead of a large catalog (`gateway.server.search.tool_search`)."""
     max_listen_streams_per_client: int | None = Field(default=None, ge=1)
     """Open `subscriptions/listen` streams one principal (one address, when anonymous) may have; default 32
     (`gateway.hub.listen_streams`). Read at start, not on reload."""

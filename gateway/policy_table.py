@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gateway.server.identity import Principal
-from gateway.server.policy import Policy
+from gateway.server.policy.rules import Policy
 
 __all__ = ["policy_table", "representatives"]
 

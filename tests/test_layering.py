@@ -21,6 +21,9 @@ FORBIDDEN_IN_ADAPTERS = (
     "mcp.shared",
 )
 FORBIDDEN_IN_SERVER = ("gateway.client", "gateway.hub")
+SERVER_WINGS = ("auth", "http", "observe", "policy", "search", "sign_in")
+"""The server's wings, each a package of its own concern beside the core of serving local tools."""
+MAX_MODULES_PER_FOLDER = 20
 FORBIDDEN_IN_OAUTH = ("gateway.client", "gateway.hub", "gateway.server")
 
 
@@ -55,6 +58,23 @@ def test_adapters_import_nothing_that_does_io_or_runs() -> None:
 def test_the_server_imports_neither_the_client_nor_the_hub() -> None:
     # The hub plugs into the server through `gateway.server.extension`; the server never reaches back.
     assert _violations("gateway/server", FORBIDDEN_IN_SERVER) == []
+
+
+@pytest.mark.parametrize("wing", SERVER_WINGS)
+def test_no_wing_of_the_server_imports_the_client_or_the_hub(wing: str) -> None:
+    # Each wing is part of the server room: it may use the server's core, never the rooms that consume servers.
+    assert (ROOT / "gateway" / "server" / wing / "__init__.py").is_file()
+    assert _violations(f"gateway/server/{wing}", FORBIDDEN_IN_SERVER) == []
+
+
+def test_the_server_is_a_hall_of_rooms_each_a_documented_package_of_at_most_twenty_modules() -> None:
+    server = ROOT / "gateway" / "server"
+    folders = [server, *sorted(path for path in server.iterdir() if path.is_dir() and path.name != "__pycache__")]
+    assert sorted(folder.name for folder in folders[1:]) == sorted(SERVER_WINGS)
+    for folder in folders:
+        package = folder / "__init__.py"
+        assert ast.get_docstring(ast.parse(package.read_text(encoding="utf-8"))), f"{package} says what lives there"
+        assert len(list(folder.glob("*.py"))) <= MAX_MODULES_PER_FOLDER, f"{folder} is a hall, not a room"
 
 
 def test_the_shared_oauth_package_imports_neither_the_client_the_hub_nor_the_server() -> None:

@@ -10,7 +10,7 @@ from gateway.errors import GatewayError
 
 if TYPE_CHECKING:
     from gateway.config import GatewayConfig
-    from gateway.server.oauth_settings import OAuthSettings
+    from gateway.server.auth.oauth_settings import OAuthSettings
 
 __all__ = ["add_oauth_flags", "check_access", "oauth_settings"]
 
@@ -98,7 +98,7 @@ async def check_access(config: GatewayConfig, published: list[tuple[str, str]]) 
 
     failures = 0
     if config.auth is not None:
-        from gateway.server.token_verifier import OAuthTokenVerifier
+        from gateway.server.auth.token_verifier import OAuthTokenVerifier
 
         settings = config.auth.settings(config.auth.resource or "http://127.0.0.1:8000/mcp")
         verifier = OAuthTokenVerifier(settings)

@@ -73,10 +73,10 @@ def _check_workers(args: argparse.Namespace, location: str) -> None:
 
 
 def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] | None) -> int:
-    """Bind the port and run `args.workers` workers on it until a signal (`gateway.server.workers`)."""
-    from gateway.server._http_runner import listen
+    """Bind the port and run `args.workers` workers on it until a signal (`gateway.server.http.workers`)."""
+    from gateway.server.http._runner import listen
+    from gateway.server.http.workers import supervise
     from gateway.server.sealing import SEALING_KEY_ENV
-    from gateway.server.workers import supervise
 
     env = dict(os.environ)
     if keys is None:
@@ -131,10 +131,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from gateway.hub.name_check import check_names_at_start
     from gateway.hub.reloader import reloading_gateway_server
     from gateway.server import serve
-    from gateway.server.auth import TOKENS_ENV, parse_tokens
-    from gateway.server.event_loop import chosen_http_parser, chosen_loop
+    from gateway.server.auth.static_tokens import TOKENS_ENV, parse_tokens
+    from gateway.server.http.event_loop import chosen_http_parser, chosen_loop
+    from gateway.server.observe.tracing import configure_tracing
     from gateway.server.sealing import require_shared_key, sealing_keys
-    from gateway.server.tracing import configure_tracing
     from gateway.state.location import is_redis, open_state_store, state_location
 
     host = args.host or os.environ.get(HOST_ENV) or _DEFAULT_HOST
@@ -153,7 +153,7 @@ def run_serve(args: argparse.Namespace) -> int:
             "scrape reach one of them). Run replicas as separate processes, each with its own --metrics-port."
         )
     if worker:
-        from gateway.server.workers import die_with_supervisor
+        from gateway.server.http.workers import die_with_supervisor
 
         die_with_supervisor(args.worker_of)
     name = args.name or (config.name if config else None) or "adk-mcp-gateway"

@@ -17,14 +17,9 @@ from typing import Final
 import anyio
 import httpx2
 
+from gateway._request_failures import REQUEST_FAILED
+
 __all__ = ["REQUEST_FAILED", "ResponseHook", "client_from_factory", "http_client"]
-
-REQUEST_FAILED: Final[tuple[type[Exception], ...]] = (httpx2.HTTPError, httpx2.InvalidURL)
-"""What an httpx2 request raises when it could not be made or completed: catch this, not `httpx2.HTTPError` alone.
-
-`httpx2.InvalidURL` is no `HTTPError`, so a malformed URL taken from someone else's metadata or config (a token
-endpoint, a JWKS URI) would otherwise escape as a crash instead of failing like an unreachable server.
-"""
 
 ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 """Called with every response (its body unread), e.g. to notice a 404 for a forgotten session."""

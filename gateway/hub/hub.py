@@ -34,11 +34,11 @@ from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import client_declares
 from gateway.server.extension import PendingCall, RelayedTool, ServerHooks
-from gateway.server.health import redact_reason
+from gateway.server.http.health import redact_reason
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
+from gateway.server.observe.tracing import upstream_call_span
 from gateway.server.tool_call import RoundEnded, error_result
 from gateway.server.tool_server import ToolServer
-from gateway.server.tracing import upstream_call_span
 from gateway.tools import BaseTool, ReadonlyContext, ToolContext
 from gateway.tools.context import InputRequired
 from gateway.tools.tool_union import ToolUnion

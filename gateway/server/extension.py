@@ -30,7 +30,7 @@ Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[li
 """One page of a merged listing, by the request's cursor (`method` names the listing in errors)."""
 RawInvoke = Callable[[dict[str, Any], ToolContext], Awaitable[dict[str, Any]]]
 """Run a call (its arguments, its `ToolContext`) and give the `CallToolResult` in its wire form, as the JSON object
-the client receives (the fast lane, `gateway.server.fast_lane`)."""
+the client receives (the fast lane, `gateway.server.http.fast_lane`)."""
 
 
 @dataclass(frozen=True)

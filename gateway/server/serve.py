@@ -16,17 +16,17 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 
 from gateway._write_check import CheckedWriteStream
-from gateway.server._http_runner import GracefulServer, OpenPosts, listen, run_http
-from gateway.server._request_deadlines import RequestTimeouts, timed_protocol
-from gateway.server._request_ids import MalformedIdFilter
 from gateway.server._stdio_stop import stop_on_signal, stoppable_stdin
-from gateway.server.auth import tokens_from_env
-from gateway.server.callback_listener import callback_listener
-from gateway.server.event_loop import HttpParserChoice, LoopChoice, chosen_http_parser, run_on_loop, running_loop
-from gateway.server.http_app import DEFAULT_MAX_BODY, DEFAULT_SESSION_IDLE_TIMEOUT, create_app
-from gateway.server.http_sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER
+from gateway.server.auth.oauth_settings import OAuthSettings
+from gateway.server.auth.static_tokens import tokens_from_env
+from gateway.server.http._request_deadlines import RequestTimeouts, timed_protocol
+from gateway.server.http._request_ids import MalformedIdFilter
+from gateway.server.http._runner import GracefulServer, OpenPosts, listen, run_http
+from gateway.server.http.app import DEFAULT_MAX_BODY, DEFAULT_SESSION_IDLE_TIMEOUT, create_app
+from gateway.server.http.event_loop import HttpParserChoice, LoopChoice, chosen_http_parser, run_on_loop, running_loop
+from gateway.server.http.sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER
 from gateway.server.identity import connection_id
-from gateway.server.oauth_settings import OAuthSettings
+from gateway.server.sign_in.callback_listener import callback_listener
 from gateway.server.tool_server import ToolServer
 from gateway.state import StateStore
 from gateway.state.location import open_state_store, state_location
@@ -108,9 +108,9 @@ async def serve_async(
             `metrics`), and there alone; nothing else is served on it.
         metrics_sock: an already bound socket for that listener instead of `metrics_host`/`metrics_port`.
         http_parser: uvicorn's HTTP/1.1 parser: `auto` (httptools when the `speed` extra is installed, else h11),
-            `h11` or `httptools` (`gateway.server.event_loop`).
+            `h11` or `httptools` (`gateway.server.http.event_loop`).
         fast_lane: relay eligible `tools/call` requests of upstream tools below the SDK's server over streamable
-            HTTP (`gateway.server.fast_lane`); False sends every request through the SDK.
+            HTTP (`gateway.server.http.fast_lane`); False sends every request through the SDK.
         shutdown_grace: on SIGINT or SIGTERM, seconds the tool calls in flight may take to finish; then
             those still running are cancelled, each answered with a JSON-RPC error saying the server is stopping.
             A signal ends the server normally: this returns.
@@ -225,7 +225,7 @@ def serve(tools: Sequence[ToolUnion] | ToolServer, *, loop: LoopChoice = "auto",
     """Blocking form of `serve_async` (same arguments); returns when the server stops.
 
     `loop`: the event loop to run on: `auto` (uvloop when the `speed` extra is installed, else asyncio's),
-    `asyncio` or `uvloop` (`gateway.server.event_loop`).
+    `asyncio` or `uvloop` (`gateway.server.http.event_loop`).
 
     Raises:
         ConfigError: `loop` names one that is not installed, or as `serve_async`.

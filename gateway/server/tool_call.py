@@ -25,8 +25,8 @@ from adapters.mcp_tool import is_wrapped_output_schema
 from gateway.errors import ServiceNotConfiguredError, StateConflictError
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
-from gateway.server.credential_requests import CallCredentials, no_credential_store
 from gateway.server.identity import CallIdentity
+from gateway.server.sign_in.credential_requests import CallCredentials, no_credential_store
 from gateway.state import StateScope, StateStore
 from gateway.tools import ArtifactService, AuthCredential, EventActions, State, ToolConfirmation
 from gateway.tools.context import ClientFeatures, InputRequired, ToolContext

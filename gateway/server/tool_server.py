@@ -1,7 +1,7 @@
 """`ToolServer`: local tools published as an MCP server (the `tools/*` handlers over the low-level SDK `Server`).
 
 The server owns the catalog, the sessions, the state and the SDK server with its middleware; `tools/call` is served
-by its `ToolCalls` side (`gateway.server.tool_calls`).
+by its `ToolCalls` side (`gateway.server.call_handler`).
 """
 
 from __future__ import annotations
@@ -19,24 +19,24 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
+from gateway.server.call_handler import ToolCalls
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import deprecated_in_2026
-from gateway.server.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.extension import ServerExtension, ServerHooks
 from gateway.server.identity import CallIdentity, identify
-from gateway.server.observation import RequestObservation
-from gateway.server.policy import Policy
-from gateway.server.policy_guard import PolicyGuard
-from gateway.server.request_log import RequestLog
+from gateway.server.observe.observation import RequestObservation
+from gateway.server.observe.request_log import RequestLog
+from gateway.server.policy.guard import PolicyGuard
+from gateway.server.policy.rules import Policy
 from gateway.server.running_calls import RunningCalls
+from gateway.server.search.tool_search import ToolSearch, ToolSearchSettings
 from gateway.server.session_records import SessionRecords
 from gateway.server.session_registry import SessionRegistry
+from gateway.server.sign_in.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.spent_rounds import SpentRounds
 from gateway.server.state_attempts import StateAttempts
 from gateway.server.tool_call import CONFIRM_FIELD
-from gateway.server.tool_calls import ToolCalls
 from gateway.server.tool_listing import ToolListing
-from gateway.server.tool_search import ToolSearch, ToolSearchSettings
 from gateway.server.toolset_owners import ToolsetOwners
 from gateway.state import InMemoryStateStore, StateStore
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
@@ -79,10 +79,10 @@ class ToolServer(ToolCalls):
             `/oauth/callback` on the HTTP request's own base URL; over stdio, the loopback listener `serve()`
             starts).
         sign_in_timeout: seconds a call waits for its user to finish signing in.
-        policy: which principal may use which tool, resource and prompt, and how often (`gateway.server.policy`);
+        policy: which principal may use which tool, resource and prompt, and how often (`gateway.server.policy.rules`);
             None allows everything.
         tool_search: when `tools/list` offers `search_tools` and `call_tool` instead of the whole catalog
-            (`gateway.server.tool_search`); None: never.
+            (`gateway.server.search.tool_search`); None: never.
 
     Raises:
         ConfigError: `session_retention` is not positive, or a credential key is malformed.
@@ -128,7 +128,7 @@ class ToolServer(ToolCalls):
         self._log_levels: SessionRecords[types.LoggingLevel] = SessionRecords()
         self._running_calls = RunningCalls()
         self.relayed_calls = 0
-        """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.fast_lane`)."""
+        """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.http.fast_lane`)."""
         self.relayed_listings = 0
         """How many `tools/list` pages the fast lane answered from the cache."""
         self._state_attempts = StateAttempts(self.state_store)

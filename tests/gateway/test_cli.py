@@ -250,7 +250,7 @@ def test_a_confirmation_is_refused_without_a_terminal_approved_by_yes_and_asked_
     assert "Allow the tool call empty_bin()? [y/N]" in stderr
 
 
-FORGED = "2026-01-01 00:00:00,000 INFO gateway.server.request_log: tools/call add upstream=- 1.0 ms ok"
+FORGED = "2026-01-01 00:00:00,000 INFO gateway.server.observe.request_log: tools/call add upstream=- 1.0 ms ok"
 
 
 @pytest.mark.parametrize("log_format", ["text", "json"])

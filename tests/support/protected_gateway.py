@@ -22,7 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer, serve_async
-from gateway.server.oauth_settings import OAuthSettings
+from gateway.server.auth.oauth_settings import OAuthSettings
 from tests.support.oauth_provider import OAuthProvider
 
 __all__ = ["DEADLINE", "ProtectedGateway", "protected_gateway", "token_client"]

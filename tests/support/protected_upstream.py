@@ -24,8 +24,8 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.server import ToolServer
-from gateway.server.http_app import create_app
-from gateway.server.oauth_settings import OAuthSettings
+from gateway.server.auth.oauth_settings import OAuthSettings
+from gateway.server.http.app import create_app
 from gateway.state import InMemoryStateStore
 from gateway.tools import FunctionTool
 from tests.support.loopback import bound_socket, serving_asgi

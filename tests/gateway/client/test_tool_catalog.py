@@ -16,7 +16,7 @@ from upstream_tools import TOOLS
 
 from gateway.client import McpToolset
 from gateway.server import ToolServer
-from gateway.server.observation import RequestRecord
+from gateway.server.observe.observation import RequestRecord
 from gateway.state import InMemoryStateStore
 from gateway.tools import ToolContext
 from tests.support.loopback import serving_asgi

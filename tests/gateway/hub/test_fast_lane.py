@@ -45,7 +45,7 @@ from gateway.config import load_config
 from gateway.hub import gateway_tools
 from gateway.hub.upstreams import UpstreamToolset
 from gateway.server import ToolServer
-from gateway.server.observation import RequestRecord
+from gateway.server.observe.observation import RequestRecord
 from gateway.state import InMemoryStateStore
 from gateway.tools import BaseTool, ReadonlyContext
 from tests.support.client_callbacks import ClientCallbacks

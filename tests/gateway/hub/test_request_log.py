@@ -11,7 +11,7 @@ from mcp import Client, MCPError
 
 pytestmark = pytest.mark.anyio
 
-LOGGER = "gateway.server.request_log"
+LOGGER = "gateway.server.observe.request_log"
 
 
 def request_lines(caplog: pytest.LogCaptureFixture) -> list[dict[str, object]]:

@@ -34,7 +34,7 @@ from gateway.access_config import PolicyConfig, policy_of
 from gateway.config import load_config
 from gateway.errors import ConfigError
 from gateway.hub import gateway_tools
-from gateway.server.tool_search import ToolSearchSettings
+from gateway.server.search.tool_search import ToolSearchSettings
 from gateway.state import InMemoryStateStore
 from tests.support.loopback import serving_tools
 from tests.support.oauth_provider import OAuthProvider

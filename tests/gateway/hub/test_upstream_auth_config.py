@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.client.credentials import TOKEN_DIR_ENV
-from gateway.server.oauth_settings import OAuthSettings
+from gateway.server.auth.oauth_settings import OAuthSettings
 from tests.support.loopback import serving_tools
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import protected_upstream

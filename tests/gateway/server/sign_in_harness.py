@@ -17,7 +17,7 @@ from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, Era, connect, http_server
 
 from gateway.server import ToolServer
-from gateway.server.oauth_settings import SignInClientSettings
+from gateway.server.auth.oauth_settings import SignInClientSettings
 from gateway.tools import (
     AuthConfig,
     AuthCredential,

@@ -18,7 +18,7 @@ from anyio.streams.text import TextReceiveStream
 from server_harness import DEADLINE, ROOT, TOOLS_REF, http_server, wait_until_healthy
 
 from gateway.errors import ConfigError
-from gateway.server.event_loop import chosen_http_parser, chosen_loop, run_on_loop, running_loop
+from gateway.server.http.event_loop import chosen_http_parser, chosen_loop, run_on_loop, running_loop
 from tests.support.loopback import free_port
 
 _WITHOUT_SPEED_EXTRA = (

@@ -21,7 +21,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from server_harness import INITIALIZE, MCP_HEADERS
 
 from gateway.server import ToolServer
-from gateway.server.oauth_settings import IntrospectionSettings
+from gateway.server.auth.oauth_settings import IntrospectionSettings
 from gateway.state import InMemoryStateStore
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_gateway import DEADLINE, ProtectedGateway, protected_gateway, token_client

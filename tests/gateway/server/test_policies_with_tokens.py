@@ -15,8 +15,8 @@ from mcp.client.context import ClientRequestContext
 from adapters.meta_keys import RETRY_AFTER_META_KEY
 from gateway.access_config import PolicyConfig, policy_of
 from gateway.server import ToolServer
-from gateway.server.policy import Policy
-from gateway.server.rate_limit import RateLimiter
+from gateway.server.policy.rate_limit import RateLimiter
+from gateway.server.policy.rules import Policy
 from gateway.state import InMemoryStateStore
 from gateway.tools import BaseTool, BaseToolset, FunctionTool, ReadonlyContext
 from tests.support.oauth_provider import OAuthProvider

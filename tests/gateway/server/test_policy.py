@@ -8,8 +8,8 @@ import pytest
 
 from gateway.access_config import PolicyConfig, policy_of
 from gateway.server.identity import Principal
-from gateway.server.policy import Policy
-from gateway.server.rate_limit import RateLimit, RateLimiter
+from gateway.server.policy.rate_limit import RateLimit, RateLimiter
+from gateway.server.policy.rules import Policy
 
 
 def policy(*rules: dict[str, Any], clock: list[float] | None = None) -> Policy:

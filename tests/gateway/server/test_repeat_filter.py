@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from gateway.server._repeat_filter import RepeatFilter, filtering_repeats
+from gateway.server.observe._repeat_filter import RepeatFilter, filtering_repeats
 
 
 class Clock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.server.resource_uri import ambiguity, normal_uri
+from gateway.server.policy.resource_uri import ambiguity, normal_uri
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from server_harness import DEADLINE, TOOLS_REF, http_server, run_serve
 
 from gateway.errors import ConfigError
 from gateway.server import ToolServer
-from gateway.server.http_app import create_app
+from gateway.server.http.app import create_app
 from gateway.state import SqliteStateStore
 
 pytestmark = pytest.mark.anyio

@@ -22,8 +22,8 @@ from server_harness import DEADLINE, ERAS, Era, connect, wait_until_healthy
 from sign_in_harness import Browser, CalendarApi, new_key
 
 from gateway.server import ToolServer, serve_async
-from gateway.server.sign_in import SignIns
-from gateway.server.sign_in_records import SignInRecords
+from gateway.server.sign_in.records import SignInRecords
+from gateway.server.sign_in.sign_ins import SignIns
 from gateway.state import CredentialKeys, CredentialStore, SqliteStateStore, StateStore
 from gateway.state.location import open_state_store
 from gateway.tools import FunctionTool

@@ -1,0 +1,223 @@
+"""The stream of a call the fast lane relays (`gateway.server.http.fast_lane`), and what an upstream asks mid-call.
+
+`CallStream` writes the call's response: an answer that comes first (nothing sent before it) as one
+`application/json` body, as a server may answer any request; otherwise an SSE stream as the SDK's streamable HTTP
+transport writes it (its headers in its order, `event: message` events, the HTTP response started with the first
+event), the answer its last event. `StreamFeatures` is the call's
+`ClientFeatures`: progress and log messages become notifications on the stream, elicitation and sampling requests
+go out on it with ids of the fast lane's own (`fast-lane-N`), and `Questions` holds them until the client's POST of
+the answer is routed back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, cast
+
+import anyio
+from mcp import MCPError, types
+from starlette.types import Send
+
+from gateway.errors import ServiceNotConfiguredError
+
+__all__ = ["CallStream", "Questions", "RequestId", "StreamFeatures", "dump"]
+
+RequestId = str | int
+_LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+_SSE_HEADERS: Final = (
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"content-type", b"text/event-stream"),
+)
+"""The SDK's headers of a request's SSE stream, in its order (the session id and `x-accel-buffering` follow)."""
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _event(message: dict[str, Any]) -> bytes:
+    return b"event: message\r\ndata: " + _encode(message) + b"\r\n\r\n"
+
+
+def dump(model: Any) -> dict[str, Any]:
+    """A protocol model in its wire form."""
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@dataclass
+class _Waiter:
+    """A request sent to a client mid-call, waiting for the client's answer."""
+
+    arrived: anyio.Event = field(default_factory=anyio.Event)
+    answer: dict[str, Any] | None = None
+
+
+class Questions:
+    """The requests relayed calls sent their clients, by session id and request id, until answered."""
+
+    def __init__(self) -> None:
+        self._ids = itertools.count(1)
+        self._waiting: dict[tuple[str, RequestId], _Waiter] = {}
+
+    def answer(self, session_id: str, message: dict[str, Any]) -> bool:
+        """Hand a client's JSON-RPC response to the request it answers; whether there was one."""
+        request_id = message.get("id")
+        if not isinstance(request_id, str) or ("result" not in message and "error" not in message):
+            return False
+        waiter = self._waiting.get((session_id, request_id))
+        if waiter is None:
+            return False
+        waiter.answer = message
+        waiter.arrived.set()
+        return True
+
+    async def ask(self, session_id: str, stream: CallStream, request: dict[str, Any]) -> dict[str, Any]:
+        """Send `request` (a JSON-RPC request without its id) on `stream`; the client's response."""
+        request_id = f"fast-lane-{next(self._ids)}"
+        key = (session_id, request_id)
+        waiter = _Waiter()
+        self._waiting[key] = waiter
+        stream.asked.append(key)
+        try:
+            await stream.write({"jsonrpc": "2.0", "id": request_id, **request})
+            await waiter.arrived.wait()
+        finally:
+            self._waiting.pop(key, None)
+        if waiter.answer is None:
+            raise MCPError(code=types.INTERNAL_ERROR, message="The call ended before the client answered.")
+        return waiter.answer
+
+    def drop(self, stream: CallStream) -> None:
+        """The call of `stream` ended: what it asked and was not answered fails."""
+        for key in stream.asked:
+            waiter = self._waiting.pop(key, None)
+            if waiter is not None:
+                waiter.arrived.set()
+
+
+class CallStream:
+    """One relayed call's response: its answer alone as a JSON body, or events written in order on an SSE stream
+    started with the first."""
+
+    def __init__(self, send: Send, session_id: str) -> None:
+        self._send = send
+        self._session_header = (b"mcp-session-id", session_id.encode())
+        self._headers = [*_SSE_HEADERS, self._session_header, (b"x-accel-buffering", b"no")]
+        self._started = False
+        self._lock = anyio.Lock()
+        self.asked: list[tuple[str, RequestId]] = []
+        """The requests sent to the client on this stream (`Questions`)."""
+
+    async def write_raw(self, request_id: RequestId, result: bytes) -> None:
+        """Answer at once with the response to `request_id` whose result is the JSON `result`."""
+        envelope = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id, ensure_ascii=False).encode() + b',"result":'
+        await self._answer(envelope + result + b"}")
+
+    async def write(self, message: dict[str, Any], *, last: bool = False) -> None:
+        async with self._lock:
+            if not self._started and last:
+                self._started = True
+                await self._answer(_encode(message))
+                return
+            if not self._started:
+                self._started = True
+                await self._send({"type": "http.response.start", "status": 200, "headers": self._headers})
+            await self._send({"type": "http.response.body", "body": _event(message), "more_body": not last})
+
+    async def _answer(self, encoded: bytes) -> None:
+        """The answer alone, as one JSON body: the SDK's client closes an SSE answer a moment before its stream ends,
+        which costs it the connection (a new one for every call); a body of known length it reads to the end."""
+        length = (b"content-length", str(len(encoded)).encode())
+        headers = [(b"content-type", b"application/json"), length, self._session_header]
+        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.body", "body": encoded, "more_body": False})
+
+
+class StreamFeatures:
+    """`ClientFeatures` of a relayed call: what the upstream asks mid-call, sent on the call's own stream."""
+
+    def __init__(
+        self,
+        questions: Questions,
+        stream: CallStream,
+        *,
+        session_id: str,
+        progress_token: RequestId | None,
+        log_level: types.LoggingLevel | None,
+        client_can: Callable[[types.ClientCapabilities], bool],
+    ) -> None:
+        self._questions = questions
+        self._stream = stream
+        self._session_id = session_id
+        self._progress_token = progress_token
+        self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
+        self._client_can = client_can
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        if self._progress_token is None:
+            return
+        params = types.ProgressNotificationParams(
+            progress_token=self._progress_token, progress=progress, total=total, message=message
+        )
+        await self._stream.write(dump(types.ProgressNotification(params=params)) | {"jsonrpc": "2.0"})
+
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        if _LOG_LEVELS.index(level) < self._log_threshold:
+            return
+        params = types.LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        await self._stream.write(dump(types.LoggingMessageNotification(params=params)) | {"jsonrpc": "2.0"})
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
+        self._require("Elicitation", types.ClientCapabilities(elicitation=types.ElicitationCapability()), "elicitation")
+        params = types.ElicitRequestFormParams(message=message, requested_schema=requested_schema)  # pyright: ignore[reportArgumentType]
+        answer = await self._ask(types.ElicitRequest(params=params))
+        return types.ElicitResult.model_validate(answer, by_name=False)
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
+        capability = types.ClientCapabilities(elicitation=types.ElicitationCapability(url={}))  # pyright: ignore[reportArgumentType]
+        self._require("URL elicitation", capability, "elicitation.url")
+        params = types.ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        answer = await self._ask(types.ElicitRequest(params=params))
+        return types.ElicitResult.model_validate(answer, by_name=False)
+
+    async def sample(
+        self,
+        messages: list[types.SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
+        params = types.CreateMessageRequestParams(
+            messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+        )
+        answer = await self._ask(types.CreateMessageRequest(params=params))
+        return types.CreateMessageResult.model_validate(answer, by_name=False)
+
+    def _require(self, what: str, capability: types.ClientCapabilities, name: str) -> None:
+        if not self._client_can(capability):
+            raise ServiceNotConfiguredError(
+                f"{what} is not available: the MCP client did not declare the '{name}' capability."
+            )
+
+    async def _ask(self, request: types.ElicitRequest | types.CreateMessageRequest) -> dict[str, Any]:
+        """Send `request` to the client on the call's stream; its result (or its error, raised as `MCPError`)."""
+        answer = await self._questions.ask(self._session_id, self._stream, dump(request))
+        if "error" in answer:
+            error = types.ErrorData.model_validate(answer["error"])
+            raise MCPError(code=error.code, message=error.message, data=error.data)
+        return cast("dict[str, Any]", answer.get("result") or {})

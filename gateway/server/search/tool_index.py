@@ -1,0 +1,200 @@
+"""`ToolIndex`: BM25 over a catalog's tools (`bm25s`, the `search` extra), field by field, for `search_tools`.
+
+A tool has three fields, each its own BM25 index: its name (split at `_`, `-`, `.`, `/` and camelCase humps), its
+title and description, and the names and descriptions of its parameters. A request's score for a tool is the
+fields' scores weighted (`FIELD_WEIGHTS`): the name says what the tool does and for which service most tersely,
+parameter descriptions mostly give examples of values. Words are lower-cased, stop words dropped and the rest
+stemmed (Snowball, `PyStemmer`), so "sending emails" finds `send_email`. A request's word also looks for the words
+tools commonly use for it (`gateway.server.search._tool_vocabulary.RELATED`: "remove" finds `delete`, "bug" finds
+`issue`, "which …" finds `list`), at `RELATED_WEIGHT` of its own weight.
+
+With wordllama installed (also the `search` extra), the ranking is hybrid: each tool's name, title and description
+are embedded once (`gateway.server.search._tool_embeddings`), and a tool's score is its BM25 score (over the best one's)
+blended, at `SEMANTIC_WEIGHT`, with its cosine similarity to the request (above `SIMILARITY_FLOOR`, over the best
+one's), so that "who am I logged in as" finds `get_current_user` though no word is shared. Weights were tuned on the
+benchmark's tuning requests only (tests/benchmarks/_search.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, Final, cast
+
+from mcp import types
+
+from gateway.errors import ConfigError
+from gateway.server.search._tool_vocabulary import RELATED, STOP_WORDS
+
+__all__ = ["ToolIndex"]
+
+_WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+FIELD_WEIGHTS: Final = {"name": 1.5, "description": 1.0, "parameters": 0.6}
+"""How much a word found in each field counts."""
+COVERAGE_EXPONENT: Final = 1.0
+"""How strongly the share of the request's words a tool has scales its score."""
+RELATED_WEIGHT: Final = 0.7
+"""How much a word a request's word is related to counts, against the request's own words."""
+SEMANTIC_WEIGHT: Final = 0.4
+"""The share of a tool's score that is its similarity in meaning to the request (with wordllama installed)."""
+SIMILARITY_FLOOR: Final = 0.3
+"""The cosine similarity below which a tool is taken as unrelated in meaning (a bag of word vectors is never 0)."""
+_PROPERTY_WORDS_LIMIT: Final = 400
+"""Parameter text kept per tool, in words (a huge schema must not drown the tool's own description)."""
+
+
+_MISSING: Final = 'Tool search needs the "search" extra: pip install "adk-mcp-gateway[search]" (bm25s, PyStemmer).'
+
+
+def _library(name: str) -> Any:
+    """An untyped library of the `search` extra (bm25s, PyStemmer's `Stemmer`)."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise ConfigError(_MISSING) from exc
+
+
+def _words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def _parameter_text(schema: dict[str, Any]) -> list[str]:
+    """Parameter names and descriptions, nested objects and array items included, to a bounded length."""
+    words: list[str] = []
+    pending: list[Any] = [schema]
+    while pending and len(words) < _PROPERTY_WORDS_LIMIT:
+        node = pending.pop(0)
+        if not isinstance(node, dict):
+            continue
+        fields = cast("dict[str, Any]", node)
+        properties = fields.get("properties")
+        if isinstance(properties, dict):
+            for name, sub in cast("dict[str, Any]", properties).items():
+                words.extend(_words(name))
+                if isinstance(sub, dict):
+                    sub_fields = cast("dict[str, Any]", sub)
+                    for key in ("title", "description"):
+                        value = sub_fields.get(key)
+                        if isinstance(value, str):
+                            words.extend(_words(value))
+                    pending.append(sub_fields)
+        items = fields.get("items")
+        if isinstance(items, dict):
+            pending.append(items)
+    return words[:_PROPERTY_WORDS_LIMIT]
+
+
+class ToolIndex:
+    """BM25, and similarity in meaning where wordllama is installed, over a fixed list of tools; build a new one
+    when the catalog changes.
+
+    Args:
+        tools: the catalog.
+        semantic: also rank by meaning, if wordllama is installed (`semantic` says whether it is used).
+
+    Raises:
+        ConfigError: `bm25s` or `PyStemmer` is not installed (the `search` extra).
+    """
+
+    def __init__(self, tools: Sequence[types.Tool], *, semantic: bool = True) -> None:
+        bm25s = _library("bm25s")
+        stemmer = _library("Stemmer").Stemmer("english")
+        self._stem: Callable[[list[str]], list[str]] = stemmer.stemWords
+        self.tools = list(tools)
+        # Keyed by stem, so that "removing" and "removed" bring what "remove" brings.
+        self._related: dict[str, tuple[str, ...]] = {}
+        for word, relatives in RELATED.items():
+            self._related[self._stem([word])[0]] = self._related.get(self._stem([word])[0], ()) + relatives
+        self._fields: list[tuple[float, Any, dict[str, int]]] = []
+        documents: dict[str, list[list[str]]] = {field: [] for field in FIELD_WEIGHTS}
+        texts: list[str] = []
+        for tool in self.tools:
+            title = tool.title or (tool.annotations.title if tool.annotations else None) or ""
+            documents["name"].append(self._terms(_words(tool.name)))
+            documents["description"].append(self._terms(_words(f"{title} {tool.description or ''}")))
+            documents["parameters"].append(self._terms(_parameter_text(tool.input_schema)))
+            texts.append(f"{' '.join(_words(tool.name))}. {title} {tool.description or ''}")
+        for field, weight in FIELD_WEIGHTS.items():
+            if any(documents[field]):
+                retriever = bm25s.BM25()
+                # An empty document would leave bm25s without a row for it; a word no query has keeps rows aligned.
+                retriever.index([document or ["\x00"] for document in documents[field]], show_progress=False)
+                self._fields.append((weight, retriever, cast("dict[str, int]", retriever.vocab_dict)))
+        # Imported here, as bm25s is: numpy and the model cost memory a gateway that never searches does not spend.
+        from gateway.server.search import _tool_embeddings
+
+        model = _tool_embeddings.loaded_model() if semantic and self.tools else None
+        self._embeddings = _tool_embeddings.ToolEmbeddings(model, texts) if model is not None else None
+        self.semantic = self._embeddings is not None
+        """Whether the ranking is hybrid (BM25 and meaning) rather than BM25 alone."""
+
+    def _terms(self, words: list[str]) -> list[str]:
+        return self._stem([word for word in words if word not in STOP_WORDS])
+
+    def _query(self, query: str) -> dict[str, float]:
+        """The request's stemmed words with their weights: its own words 1, their related words less."""
+        words = _words(query)
+        # Two words that are one word written apart ("set up", "back up", "look up") are read as that word.
+        for position in range(len(words) - 1):
+            if words[position] + words[position + 1] in RELATED:
+                words[position : position + 2] = [words[position] + words[position + 1], ""]
+        words = [word for word in words if word]
+        weights = {term: 1.0 for term in self._terms(words)}
+        related = [relative for key in self._stem(words) for relative in self._related.get(key, ())]
+        for term in self._stem(related):
+            weights.setdefault(term, RELATED_WEIGHT)
+        return weights
+
+    def search(self, query: str, limit: int, allowed: Callable[[str], bool] | None = None) -> list[types.Tool]:
+        """The `limit` best tools for `query` that `allowed` accepts (by name), best first; none match: []."""
+        if not self._fields or limit <= 0:
+            return []
+        scores = self._lexical_scores(query)
+        if self._embeddings is not None:
+            scores = self._blend(scores, self._embeddings.similarities(query))
+        elif isinstance(scores, float):
+            return []
+        ranked = sorted(
+            (index for index in range(len(self.tools)) if scores[index] > 0),
+            key=lambda index: -float(scores[index]),
+        )
+        hits: list[types.Tool] = []
+        for index in ranked:
+            tool = self.tools[index]
+            if allowed is None or allowed(tool.name):
+                hits.append(tool)
+                if len(hits) == limit:
+                    break
+        return hits
+
+    @staticmethod
+    def _blend(lexical: Any, similarities: Any) -> Any:
+        """Both rankings' scores, each over its best (a request's scores vary widely in scale), weighted."""
+        best = float(lexical.max()) if not isinstance(lexical, float) else 0.0
+        words = lexical / best if best > 0 else 0.0
+        closest = float(similarities.max())
+        if closest > SIMILARITY_FLOOR:
+            meaning = ((similarities - SIMILARITY_FLOOR) / (closest - SIMILARITY_FLOOR)).clip(min=0.0)
+        else:
+            meaning = similarities * 0.0
+        return (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * meaning
+
+    def _lexical_scores(self, query: str) -> Any:
+        """Each tool's BM25 score for `query` (an array), or 0.0 when no word of it is in any tool."""
+        weights = self._query(query)
+        total: Any = 0.0
+        covered: Any = 0.0
+        for term, weight in weights.items():
+            found: Any = None
+            for field_weight, retriever, vocabulary in self._fields:
+                if term in vocabulary:
+                    term_scores = retriever.get_scores([term])
+                    total = total + term_scores * (field_weight * weight)
+                    found = term_scores > 0 if found is None else found | (term_scores > 0)
+            if found is not None:
+                covered = covered + found * weight
+        if isinstance(total, float):
+            return 0.0
+        # Coordination: a tool that has more of the request's words beats one that has a few of them often.
+        return total * (covered / sum(weights.values())) ** COVERAGE_EXPONENT
