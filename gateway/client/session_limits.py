@@ -75,11 +75,14 @@ class SessionLimits:
             ]
             excess = len(live) - cap + 1
             for key in [key for key in live if _idle(slots[key])][: max(excess, 0)]:
-                logger.info("Ending the least recently used idle session of %s: %s is reached.", self.source, name)
-                session = slots.pop(key).session
-                if session is not None:
-                    await session.aclose()
+                # Another opening may have ended this one while an earlier close here was awaited: it is gone
+                # from the live sessions either way.
+                ended = slots.pop(key, None)
                 excess -= 1
+                if ended is None or ended.session is None:
+                    continue
+                logger.info("Ending the least recently used idle session of %s: %s is reached.", self.source, name)
+                await ended.session.aclose()
             if excess > 0:
                 _forget(slots, opening)
                 source = self.source[:1].upper() + self.source[1:]

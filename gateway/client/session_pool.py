@@ -303,8 +303,8 @@ class SessionPool:
         key, _, _ = await self._identity(context)
         # Every slot of the identity, whatever its sessions declared (a modern client may declare anew each request).
         whose = identity_of(key)
-        for other in [other for other in self._slots if identity_of(other) == whose]:
-            slot = self._slots.pop(other)
+        # Taken out all at once, before any close is awaited, so that nothing else ends one of them meanwhile.
+        for slot in [self._slots.pop(other) for other in list(self._slots) if identity_of(other) == whose]:
             self._lost.discard(slot)
             if slot.session is not None:
                 await slot.session.aclose()

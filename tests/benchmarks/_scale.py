@@ -160,7 +160,10 @@ async def footprint_section(settings: Settings, upstream: str, directory: Path) 
     figures: dict[str, list[float]] = {
         key: [] for key in ("sdk idle", "sdk sessions", "idle", "sessions", "stdio", "stdio children")
     }
-    http_config = write_config(directory, "footprint-http", {"echo": {"url": f"{upstream}/mcp", "prefix": ""}})
+    # The section measures `sessions` sessions of one client, each with its own upstream session: caps that admit
+    # them all (by default one client gets maxSessionsPerClient of them).
+    caps = {"maxSessions": max(sessions, 1), "maxSessionsPerClient": max(sessions, 1)}
+    http_config = write_config(directory, "footprint-http", {"echo": {"url": f"{upstream}/mcp", "prefix": "", **caps}})
     stdio_config = write_config(
         directory, "footprint-stdio", {f"s{index}": stdio_upstream() for index in range(stdio_count)}
     )
