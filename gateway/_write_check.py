@@ -10,7 +10,7 @@ serialised as the stdio transport serialises it before it is handed on, so it fa
 * an answer to the peer's request becomes an error answer (-32603), so the peer's request still ends;
 * a notification is dropped, with a warning.
 
-Both sides use it: the gateway's upstream transports (`gateway.client.transport`) and its own stdio and SSE
+Both sides use it: the gateway's upstream transports (`gateway.client.sessions.transport`) and its own stdio and SSE
 connections (`gateway.server`).
 """
 

@@ -110,3 +110,19 @@ def test_only_the_adk_bridge_imports_google_adk() -> None:
     found = _violations("gateway", adk_packages) + _violations("adapters", adk_packages)
     assert [line for line in found if not line.startswith(str(Path("gateway", "adk")) + "/")] == []
     assert found, "the bridge itself imports google-adk, so the check sees something"
+
+
+def test_no_folder_of_the_house_is_a_hall_and_each_says_what_lives_there() -> None:
+    for package in sorted((ROOT / "gateway").rglob("__init__.py")):
+        folder = package.parent
+        assert ast.get_docstring(ast.parse(package.read_text(encoding="utf-8"))), f"{package} says what lives there"
+        assert len(list(folder.glob("*.py"))) <= MAX_MODULES_PER_FOLDER, f"{folder} is a hall, not a room"
+
+
+def test_the_shared_tool_index_imports_neither_side() -> None:
+    # Both the server's `search_tools` and a client's `tool_search=True` rank with it.
+    assert _violations("gateway/search", FORBIDDEN_IN_OAUTH) == []
+
+
+def test_upstream_sessions_know_nothing_of_the_hub() -> None:
+    assert _violations("gateway/client", ("gateway.hub",)) == []

@@ -55,7 +55,7 @@ def oauth_settings(
         GatewayError: OAuth is asked for over stdio.
         ConfigError: a setting is invalid.
     """
-    from gateway.access_config import AuthConfig
+    from gateway.config.access import AuthConfig
 
     base: dict[str, Any] = config.auth.model_dump() if config is not None and config.auth is not None else {}
     flags = {
@@ -93,8 +93,8 @@ def oauth_settings(
 
 async def check_access(config: GatewayConfig, published: list[tuple[str, str]]) -> int:
     """Report the auth section (can its issuer's keys be fetched?) and the effective policy; returns failures."""
-    from gateway.access_config import policy_of
-    from gateway.policy_table import policy_table
+    from gateway.cli._policy_table import policy_table
+    from gateway.config.access import policy_of
 
     failures = 0
     if config.auth is not None:

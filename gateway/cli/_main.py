@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return anyio.run(run_pins, args)
     if args.command == "login":
-        from gateway.sign_in import sign_in
+        from gateway.cli._sign_in import sign_in
 
         return anyio.run(lambda: sign_in(args.config, args.upstream, open_browser=not args.no_browser, port=args.port))
     from gateway.cli._sources import load_sources

@@ -124,9 +124,9 @@ async def _reach_store(location: str) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is interrupted (HTTP); returns the exit code."""
-    from gateway.access_config import policy_of
     from gateway.cli._access import oauth_settings
     from gateway.config import load_config
+    from gateway.config.access import policy_of
     from gateway.hub import gateway_server
     from gateway.hub.name_check import check_names_at_start
     from gateway.hub.reloader import reloading_gateway_server

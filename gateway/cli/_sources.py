@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gateway.config.references import load_agent, load_tools
 from gateway.errors import GatewayError
-from gateway.references import load_agent, load_tools
 from gateway.tools.tool_union import ToolUnion
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from mcp import MCPError, types
 from pydantic import ValidationError
 
 from gateway._strict_json import parse_strict_json
-from gateway.client.http import REQUEST_FAILED
+from gateway.client.sessions.http import REQUEST_FAILED
 
 __all__ = ["DirectPost", "IncomingHandlers"]
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from mcp import MCPError, types
 
-from gateway.client.upstream import ClientCallbacks
+from gateway.client.sessions.upstream_session import ClientCallbacks
 from gateway.errors import GatewayError
 from gateway.tools import BaseToolset, ReadonlyContext, ToolContext
 from gateway.tools.context import InputRequired

@@ -1,7 +1,7 @@
 """`SearchTools`: an `McpToolset(tool_search=True)` offers an agent two tools instead of its whole catalog.
 
 - `search_tools(query, limit)` ranks the toolset's tools (after its `tool_filter`) with the gateway's tool index
-  (`gateway.server.search.tool_index`, the `search` extra: BM25, and meaning with wordllama) and answers each hit's
+  (`gateway.search.tool_index`, the `search` extra: BM25, and meaning with wordllama) and answers each hit's
   name, description and input schema.
 - `call_tool(name, arguments)` calls one of those tools by the name `search_tools` gave; it runs as a direct call
   would (confirmation, sign-in, errors as ADK's `{"error": ...}` dict). A name the toolset does not offer is an
@@ -43,7 +43,7 @@ class SearchTools:
         return list(self._offered)
 
     async def _search(self, query: str, limit: int) -> list[dict[str, Any]]:
-        from gateway.server.search.tool_index import ToolIndex  # the `search` extra, imported when first searched
+        from gateway.search.tool_index import ToolIndex  # the `search` extra, imported when first searched
 
         declared = {name: tool.get_declaration() for name, tool in self._tools.items()}
         described = [_as_mcp_tool(name, declaration) for name, declaration in declared.items() if declaration]

@@ -10,7 +10,7 @@ as an async context manager, whose block then owns the upstream sessions:
 
 A toolset that is garbage-collected, or still open when `asyncio.run` ends, leaves no stdio child behind.
 
-Sessions (`gateway.client.session_pool`): one per identity — the `session_key` and the headers `header_provider`
+Sessions (`gateway.client.sessions.pool`): one per identity — the `session_key` and the headers `header_provider`
 give a context. One the server forgot (HTTP 404 after a restart) or that died under a call fails that call with a
 clear error and is replaced on the next. `tools/call` itself is never retried; listings are, once, on a fresh
 session. `release(context)` ends one identity's session at once, `session_idle_timeout` ends idle ones.
@@ -43,13 +43,13 @@ from gateway.client.credentials.sign_in_gate import SignInGate
 from gateway.client.forwarding import Downstream, forwarding_callbacks
 from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.resource_tool import LoadMcpResourceTool
-from gateway.client.session_limits import SessionLimitError
-from gateway.client.session_pool import Declared, HeaderProvider, Mode, SessionPool
-from gateway.client.session_slot import SessionSlot
+from gateway.client.sessions.limits import SessionLimitError
+from gateway.client.sessions.pool import Declared, HeaderProvider, Mode, SessionPool
+from gateway.client.sessions.slot import SessionSlot
+from gateway.client.sessions.upstream_call import ProgressCallback, call_once
+from gateway.client.sessions.upstream_session import ClientCallbacks, NotificationCallback, UpstreamSession
 from gateway.client.tool_search import SearchTools
 from gateway.client.tool_selection import ToolSelection, context_free
-from gateway.client.upstream import ClientCallbacks, NotificationCallback, UpstreamSession
-from gateway.client.upstream_call import ProgressCallback, call_once
 from gateway.client.upstream_content import UpstreamContent
 from gateway.client.upstream_sessions import UpstreamSessions
 from gateway.errors import CredentialError, UpstreamUnavailableError

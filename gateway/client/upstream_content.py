@@ -10,9 +10,9 @@ from typing import TypeVar
 
 from mcp import types
 
-from gateway.client.session_pool import SessionPool
-from gateway.client.session_slot import SessionSlot
-from gateway.client.upstream import UpstreamSession
+from gateway.client.sessions.pool import SessionPool
+from gateway.client.sessions.slot import SessionSlot
+from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.tools import ReadonlyContext
 
 __all__ = ["UpstreamContent"]

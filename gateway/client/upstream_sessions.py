@@ -14,8 +14,8 @@ from typing import Any, Self
 import anyio
 from mcp import MCPError, types
 
-from gateway.client.session_pool import SessionPool
-from gateway.client.upstream import ClientCallbacks, UpstreamSession
+from gateway.client.sessions.pool import SessionPool
+from gateway.client.sessions.upstream_session import ClientCallbacks, UpstreamSession
 from gateway.tools import ReadonlyContext
 
 __all__ = ["UpstreamSessions"]

@@ -27,7 +27,7 @@ from typing import Final
 from mcp import types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway.client.upstream import HANDSHAKE_FIRST
+from gateway.client.sessions.upstream_session import HANDSHAKE_FIRST
 from gateway.tools import ReadonlyContext
 
 __all__ = ["DownstreamEras", "mode_for_version", "relayable"]

@@ -30,7 +30,7 @@ import anyio.abc
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
-from gateway.client.session_limits import SESSION_LIMIT
+from gateway.client.sessions.limits import SESSION_LIMIT
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import current_client

@@ -35,9 +35,9 @@ from typing import Any, Final, Self
 import anyio
 import anyio.abc
 
-from gateway.access_config import policy_of
 from gateway.client import McpToolset
 from gateway.config import GatewayConfig, load_config
+from gateway.config.access import policy_of
 from gateway.errors import ConfigError
 from gateway.hub.file_watch import DEFAULT_SETTLE, FileWatcher
 from gateway.hub.hub import Hub

@@ -27,19 +27,19 @@ from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
 from gateway.client.forwarded_call import forwarded_call, forwarded_raw_call
 from gateway.client.relayed_round import RelayedRound
-from gateway.client.session_limits import SessionLimits
-from gateway.client.upstream import HANDSHAKE_FIRST, UpstreamSession
-from gateway.client.upstream_call import call_once
+from gateway.client.sessions.limits import SessionLimits
+from gateway.client.sessions.upstream_call import call_once
+from gateway.client.sessions.upstream_session import HANDSHAKE_FIRST, UpstreamSession
 from gateway.config import GatewayConfig, UpstreamConfig
+from gateway.config.references import load_tools
+from gateway.config.upstream_auth import upstream_credential
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
 from gateway.hub.pins import PinStore, ToolPins
 from gateway.hub.warm_sessions import WarmSessions
-from gateway.references import load_tools
 from gateway.server.identity import current_client
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
-from gateway.upstream_auth import upstream_credential
 
 __all__ = ["UpstreamToolset", "gateway_tools", "local_tools", "tool_reference", "upstream_toolset"]
 

@@ -28,15 +28,15 @@ from _report import Row, goal
 from _settings import Settings
 from mcp import types
 
-from gateway.server.search import _tool_embeddings
-from gateway.server.search.tool_index import ToolIndex
+from gateway.search import _tool_embeddings
+from gateway.search.tool_index import ToolIndex
 
 DATA = Path(__file__).parent / "search_data"
 _MODEL_MEMORY = """
 import sys
 sys.path.insert(0, sys.argv[1])
 from _search import catalog
-from gateway.server.search.tool_index import ToolIndex
+from gateway.search.tool_index import ToolIndex
 
 def rss_mib():
     for line in open("/proc/self/status"):

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gateway import FunctionTool, ToolContext
-from gateway.references import load_tools
+from gateway.config.references import load_tools
 
 pytestmark = pytest.mark.anyio
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "functions.py"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gateway import BaseToolset, ConfigError, FunctionTool, LongRunningFunctionTool
-from gateway.references import load_tools
+from gateway.config.references import load_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,7 +28,7 @@ from starlette.routing import Route
 
 from gateway.client.connection import ConnectionParams, SseConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.credentials.token_file import TokenFile
-from gateway.client.upstream import ClientCallbacks, open_upstream
+from gateway.client.sessions.upstream_session import ClientCallbacks, open_upstream
 from gateway.errors import CredentialError, UpstreamUnavailableError
 
 __all__ = ["LoginResult", "log_in"]

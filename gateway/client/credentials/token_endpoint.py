@@ -15,7 +15,7 @@ from typing import Final
 import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.client.http import REQUEST_FAILED, http_client
+from gateway.client.sessions.http import REQUEST_FAILED, http_client
 from gateway.errors import CredentialError
 from gateway.oauth import ClientAuthMethod, authenticate_client
 

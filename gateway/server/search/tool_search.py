@@ -7,7 +7,7 @@ A `ToolServer` with `tool_search` (the config's `toolSearch`) adds this middlewa
   that source yet sees it, as without search), when the mode is `on`, or `auto` and the caller may use more tools
   than the threshold. Otherwise the listing is the usual one.
 - `search_tools` ranks the caller's catalog by BM25, and by meaning where wordllama is installed
-  (`gateway.server.search.tool_index`), and answers each hit's name, title, description and full input schema. The
+  (`gateway.search.tool_index`), and answers each hit's name, title, description and full input schema. The
   catalog is the session's, so upstreams' `allowTools`/`denyTools` hold, and hits the caller's policy does not
   allow are left out: search never reveals such a tool.
 - `call_tool(name, arguments)` becomes a `tools/call` of `name` before the policy guard and the handler see it, so
@@ -34,10 +34,10 @@ import anyio.to_thread
 from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
+from gateway.search.tool_index import ToolIndex
 from gateway.server.catalog import CatalogEntry
 from gateway.server.identity import current_principal
 from gateway.server.policy.rules import Policy
-from gateway.server.search.tool_index import ToolIndex
 from gateway.tools.auth_sign_in import SignInTool
 
 __all__ = ["CALL_TOOL", "SEARCH_TOOL", "ToolSearch", "ToolSearchSettings"]

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, types
 from mcp.client.context import ClientRequestContext
 
-from gateway.references import load_tools
+from gateway.config.references import load_tools
 from gateway.server import SESSION_META_KEY, ToolServer
 from gateway.state import SqliteStateStore
 

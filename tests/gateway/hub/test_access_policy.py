@@ -12,8 +12,8 @@ from hub_harness import HERE, write_config
 from mcp import MCPError
 
 from gateway import hub
-from gateway.access_config import PolicyConfig, policy_of
 from gateway.config import load_config
+from gateway.config.access import PolicyConfig, policy_of
 from gateway.hub import gateway_tools
 from gateway.state import InMemoryStateStore
 from tests.support.oauth_provider import OAuthProvider

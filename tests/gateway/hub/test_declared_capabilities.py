@@ -35,7 +35,7 @@ from mcp import Client, MCPError, StdioServerParameters, types
 from mcp.client.context import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.client._declared_client import DeclaringClient
+from gateway.client.sessions._declared_client import DeclaringClient
 from gateway.server import SESSION_META_KEY
 from tests.conformance.toolchain import ensure_toolchain
 

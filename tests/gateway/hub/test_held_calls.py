@@ -27,7 +27,7 @@ from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
 from gateway import hub
-from gateway.client.session_limits import SESSION_LIMIT
+from gateway.client.sessions.limits import SESSION_LIMIT
 from gateway.config import load_config
 from gateway.hub import Hub, gateway_tools
 from gateway.hub.held_calls import HeldCalls

@@ -32,7 +32,7 @@ from hub_harness import (
 from mcp import Client, MCPError, types
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.client.session_limits import SESSION_LIMIT
+from gateway.client.sessions.limits import SESSION_LIMIT
 from gateway.server.identity import SESSION_META_KEY
 from tests.support.client_callbacks import ClientCallbacks
 from tests.support.loopback import serving_tools

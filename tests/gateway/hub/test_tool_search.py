@@ -30,8 +30,8 @@ from mcp import Client, MCPError, types
 from test_notifications import Heard
 
 from gateway import hub
-from gateway.access_config import PolicyConfig, policy_of
 from gateway.config import load_config
+from gateway.config.access import PolicyConfig, policy_of
 from gateway.errors import ConfigError
 from gateway.hub import gateway_tools
 from gateway.server.search.tool_search import ToolSearchSettings

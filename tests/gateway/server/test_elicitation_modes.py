@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from server_harness import DEADLINE, ERAS, Era, http_client_for, http_server
 from sign_in_harness import signing_in_server
 
-from gateway.client._declared_client import DeclaringClient
+from gateway.client.sessions._declared_client import DeclaringClient
 
 pytestmark = pytest.mark.anyio
 

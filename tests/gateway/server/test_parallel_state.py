@@ -15,7 +15,7 @@ from fixture_tools import TOOLS
 from mcp import Client
 from server_harness import DEADLINE, Era, connect, http_server
 
-from gateway.references import load_tools
+from gateway.config.references import load_tools
 from gateway.server import SESSION_META_KEY, ToolServer
 from gateway.state import SqliteStateStore
 from gateway.tools import ToolContext

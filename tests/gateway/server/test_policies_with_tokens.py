@@ -13,7 +13,7 @@ from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
 from adapters.meta_keys import RETRY_AFTER_META_KEY
-from gateway.access_config import PolicyConfig, policy_of
+from gateway.config.access import PolicyConfig, policy_of
 from gateway.server import ToolServer
 from gateway.server.policy.rate_limit import RateLimiter
 from gateway.server.policy.rules import Policy

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.access_config import PolicyConfig, policy_of
+from gateway.config.access import PolicyConfig, policy_of
 from gateway.server.identity import Principal
 from gateway.server.policy.rate_limit import RateLimit, RateLimiter
 from gateway.server.policy.rules import Policy

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from mcp import types
 
-from gateway.server.search import _tool_embeddings
-from gateway.server.search.tool_index import ToolIndex
+from gateway.search import _tool_embeddings
+from gateway.search.tool_index import ToolIndex
 
 
 def tool(name: str, description: str = "", /, **parameters: str) -> types.Tool:

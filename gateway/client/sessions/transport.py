@@ -20,14 +20,14 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway._write_check import CheckedWriteStream
-from gateway.client._stderr_relay import stderr_relay
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,
     StdioConnectionParams,
     StreamableHTTPConnectionParams,
 )
-from gateway.client.http import ResponseHook, client_from_factory, http_client
+from gateway.client.sessions._stderr_relay import stderr_relay
+from gateway.client.sessions.http import ResponseHook, client_from_factory, http_client
 
 __all__ = [
     "CommandNotFoundError",

@@ -26,11 +26,11 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway.client._declared_client import DeclaringClient
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
 from gateway.client.direct_post import DirectPost, IncomingHandlers
 from gateway.client.relayed_round import stamp_declared
-from gateway.client.transport import CommandNotFoundError, open_transport
+from gateway.client.sessions._declared_client import DeclaringClient
+from gateway.client.sessions.transport import CommandNotFoundError, open_transport
 from gateway.errors import UpstreamUnavailableError
 
 __all__ = ["HANDSHAKE_FIRST", "ClientCallbacks", "NotificationCallback", "UpstreamSession", "open_upstream"]

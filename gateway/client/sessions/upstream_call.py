@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 from mcp import MCPError
 from mcp.shared.dispatcher import ProgressFnT
 
-from gateway.client.session_pool import SessionPool
-from gateway.client.upstream import UpstreamSession
+from gateway.client.sessions.pool import SessionPool
+from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ToolContext
 

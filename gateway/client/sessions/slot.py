@@ -12,7 +12,7 @@ from typing import cast
 import anyio
 from mcp import types
 
-from gateway.client.upstream import UpstreamSession
+from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.tools import ToolContext
 
 __all__ = ["SessionSlot", "identity_of", "slot_key"]

@@ -30,20 +30,21 @@ from typing import Any, Final, Literal, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from gateway.access_config import AuthConfig, IntrospectionConfig, PolicyConfig, RateLimitConfig
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,
     StdioConnectionParams,
     StreamableHTTPConnectionParams,
 )
+from gateway.config.access import AuthConfig, IntrospectionConfig, PolicyConfig, RateLimitConfig
+from gateway.config.upstream_auth import UpstreamAuth
 from gateway.errors import ConfigError
 from gateway.server.search.tool_search import ToolSearchSettings
-from gateway.upstream_auth import UpstreamAuth
 
 __all__ = ["MIN_RESULT_BYTES", "GatewayConfig", "ToolSearchConfig", "UpstreamConfig", "load_config"]
 
-logger = logging.getLogger(__name__)
+# Named for the package: operators filter config notices by `gateway.config`, whichever module reads the file.
+logger = logging.getLogger("gateway.config")
 
 _VARIABLE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MIN_RESULT_BYTES: Final = 1024
@@ -66,7 +67,7 @@ class UpstreamConfig(BaseModel):
     )
     headers: dict[str, str] | None = None
     auth: UpstreamAuth | None = None
-    """How the gateway authenticates to this (HTTP) upstream beyond static `headers` (`gateway.upstream_auth`)."""
+    """How the gateway authenticates to this (HTTP) upstream beyond `headers` (`gateway.config.upstream_auth`)."""
     prefix: str | None = None
     """Tool-name prefix: `{prefix}_{name}`. Default: the server's key; `""` passes names through unchanged."""
     allow_tools: list[str] | None = None
@@ -178,7 +179,7 @@ class GatewayConfig(BaseModel):
     """The secret(s) sealing modern clients' `requestState`, shared by every replica (`gateway.server.sealing`);
     write it as `${VAR}` rather than in the file."""
     auth: AuthConfig | None = None
-    """Serve HTTP as an OAuth 2.1 resource server (`gateway.access_config`)."""
+    """Serve HTTP as an OAuth 2.1 resource server (`gateway.config.access`)."""
     policies: list[PolicyConfig] = Field(default_factory=list[PolicyConfig])
     """Which principals may use which tools, resources and prompts, and how often; none: everything allowed."""
     max_result_bytes: int | None = Field(default=None, ge=MIN_RESULT_BYTES)

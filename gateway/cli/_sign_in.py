@@ -15,8 +15,8 @@ import anyio
 
 from gateway.client.credentials import TokenFile, log_in
 from gateway.config import load_config
+from gateway.config.upstream_auth import OAuthLoginAuth
 from gateway.errors import ConfigError, CredentialError, UpstreamUnavailableError
-from gateway.upstream_auth import OAuthLoginAuth
 
 __all__ = ["sign_in"]
 

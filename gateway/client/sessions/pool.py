@@ -28,12 +28,12 @@ import anyio
 import anyio.abc
 from mcp import MCPError, types
 
-from gateway.client._detached import DetachedTaskGroup, run_within
 from gateway.client.connection import ConnectionParams, SseConnectionParams, StreamableHTTPConnectionParams
 from gateway.client.credentials import Credential
-from gateway.client.session_limits import SessionLimits
-from gateway.client.session_slot import SessionSlot, identity_of, slot_key
-from gateway.client.upstream import ClientCallbacks, UpstreamSession, open_upstream
+from gateway.client.sessions._detached import DetachedTaskGroup, run_within
+from gateway.client.sessions.limits import SessionLimits
+from gateway.client.sessions.slot import SessionSlot, identity_of, slot_key
+from gateway.client.sessions.upstream_session import ClientCallbacks, UpstreamSession, open_upstream
 from gateway.errors import UpstreamUnavailableError
 from gateway.tools import ReadonlyContext
 

@@ -17,7 +17,7 @@ from typing import Final
 
 from mcp import MCPError
 
-from gateway.client.session_slot import SessionSlot
+from gateway.client.sessions.slot import SessionSlot
 from gateway.tools import ReadonlyContext
 
 __all__ = ["SESSION_LIMIT", "SessionLimitError", "SessionLimits"]

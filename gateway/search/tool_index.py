@@ -5,11 +5,11 @@ title and description, and the names and descriptions of its parameters. A reque
 fields' scores weighted (`FIELD_WEIGHTS`): the name says what the tool does and for which service most tersely,
 parameter descriptions mostly give examples of values. Words are lower-cased, stop words dropped and the rest
 stemmed (Snowball, `PyStemmer`), so "sending emails" finds `send_email`. A request's word also looks for the words
-tools commonly use for it (`gateway.server.search._tool_vocabulary.RELATED`: "remove" finds `delete`, "bug" finds
+tools commonly use for it (`gateway.search._tool_vocabulary.RELATED`: "remove" finds `delete`, "bug" finds
 `issue`, "which …" finds `list`), at `RELATED_WEIGHT` of its own weight.
 
 With wordllama installed (also the `search` extra), the ranking is hybrid: each tool's name, title and description
-are embedded once (`gateway.server.search._tool_embeddings`), and a tool's score is its BM25 score (over the best one's)
+are embedded once (`gateway.search._tool_embeddings`), and a tool's score is its BM25 score (over the best one's)
 blended, at `SEMANTIC_WEIGHT`, with its cosine similarity to the request (above `SIMILARITY_FLOOR`, over the best
 one's), so that "who am I logged in as" finds `get_current_user` though no word is shared. Weights were tuned on the
 benchmark's tuning requests only (tests/benchmarks/_search.py).
@@ -25,7 +25,7 @@ from typing import Any, Final, cast
 from mcp import types
 
 from gateway.errors import ConfigError
-from gateway.server.search._tool_vocabulary import RELATED, STOP_WORDS
+from gateway.search._tool_vocabulary import RELATED, STOP_WORDS
 
 __all__ = ["ToolIndex"]
 
@@ -122,7 +122,7 @@ class ToolIndex:
                 retriever.index([document or ["\x00"] for document in documents[field]], show_progress=False)
                 self._fields.append((weight, retriever, cast("dict[str, int]", retriever.vocab_dict)))
         # Imported here, as bm25s is: numpy and the model cost memory a gateway that never searches does not spend.
-        from gateway.server.search import _tool_embeddings
+        from gateway.search import _tool_embeddings
 
         model = _tool_embeddings.loaded_model() if semantic and self.tools else None
         self._embeddings = _tool_embeddings.ToolEmbeddings(model, texts) if model is not None else None

@@ -3,7 +3,7 @@
 A request says "remove", "make", "bug" or "which …" where a tool's name says `delete`, `create`, `issue`, `list`.
 `RELATED` maps a request's word (lower case, before stemming) to the words tools commonly use for the same
 action or thing. It is a small, general table of tool verbs and nouns, not fitted to any catalog: a request's own
-words always count more than the related ones (`gateway.server.search.tool_index`).
+words always count more than the related ones (`gateway.search.tool_index`).
 """
 
 from __future__ import annotations

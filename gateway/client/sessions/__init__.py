@@ -1,0 +1,6 @@
+"""Upstream sessions: how a toolset reaches a server, keeps one session per identity, and bounds how many.
+
+`transport` opens stdio, SSE and streamable HTTP connections (`http` builds their `httpx2` clients);
+`upstream_session` owns one live session in one task; `pool` keeps a session per identity (`slot`), capped by
+`limits`; `upstream_call` sends a `tools/call` exactly once.
+"""
