@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from mcp import types
+from pydantic import BaseModel
 
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools.actions import EventActions, ToolConfirmation
@@ -236,7 +237,8 @@ class ToolContext(ReadonlyContext):
             value = self._state.get(name)
             if isinstance(value, AuthCredential):
                 return value.model_copy(deep=True)
-            if isinstance(value, dict):
+            # A dict, or google-adk's own AuthCredential (what ADK stores once its user answered).
+            if isinstance(value, dict | BaseModel):
                 return AuthCredential.model_validate(value)
         return None
 
