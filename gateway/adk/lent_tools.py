@@ -35,7 +35,7 @@ from gateway.client.credentials.adk_scheme import UserSignIn
 from gateway.client.mcp_tool import McpTool
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools import AuthConfig, BaseTool, BaseToolset, ToolContext
-from gateway.tools.function_tool import CONFIRMATION_REQUIRED
+from gateway.tools.confirmation import CONFIRMATION_REQUIRED
 
 __all__ = ["LentTool", "LentToolset"]
 

@@ -34,13 +34,8 @@ from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_i
 from gateway.adk.declarations import declaration_from_adk
 from gateway.client.mcp_tool import restore_actions
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
-from gateway.tools.function_tool import (
-    CONFIRMATION_REJECTED,
-    CONFIRMATION_REQUIRED,
-    confirmation_hint,
-    drain_async_generator,
-    drain_generator,
-)
+from gateway.tools.confirmation import confirmation_gate
+from gateway.tools.tool_updates import drain_async_generator, drain_generator
 
 __all__ = ["AdkTool", "AdkToolset"]
 
@@ -55,14 +50,9 @@ async def _confirmation_gate(tool: AdkBaseTool, args: dict[str, Any], context: A
     required: Any = tool.check_require_confirmation(args, context)
     if inspect.isawaitable(required):
         required = await required
-    if required is not True:
-        return None
-    if context.tool_confirmation is None:
-        context.request_confirmation(hint=confirmation_hint(tool.name))
-        return {"error": CONFIRMATION_REQUIRED}
-    if not context.tool_confirmation.confirmed:
-        return {"error": CONFIRMATION_REJECTED}
-    return None
+    # ADK lets a call through unless its tool answers exactly True; the summarization is the flow's own business.
+    refusal = confirmation_gate(tool.name, required is True, context, skip_summarization=False)
+    return None if refusal is None else {"error": refusal}
 
 
 def _media(part: genai_types.Part) -> Media | None:

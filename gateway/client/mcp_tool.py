@@ -15,13 +15,8 @@ from gateway.client.credentials.adk_scheme import SignInRequired
 from gateway.client.relayed_round import RelayedRound
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import BaseTool, ToolContext
-from gateway.tools.function_tool import (
-    CONFIRMATION_REJECTED,
-    CONFIRMATION_REQUIRED,
-    ConfirmationPolicy,
-    call_predicate,
-    confirmation_hint,
-)
+from gateway.tools.confirmation import confirmation_gate
+from gateway.tools.function_tool import ConfirmationPolicy, call_predicate
 
 __all__ = ["PENDING_USER_AUTHORIZATION", "McpTool", "ToolCaller", "restore_actions"]
 
@@ -96,14 +91,7 @@ class McpTool(BaseTool):
 
     async def _refusal(self, args: dict[str, Any], tool_context: ToolContext) -> str | None:
         """Why the call may not run yet under the confirmation policy (a confirmation is requested), if so."""
-        if not await self.check_require_confirmation(args, tool_context):
-            return None
-        confirmation = tool_context.tool_confirmation
-        if confirmation is None:
-            tool_context.request_confirmation(hint=confirmation_hint(self.name))
-            tool_context.actions.skip_summarization = True
-            return CONFIRMATION_REQUIRED
-        return None if confirmation.confirmed else CONFIRMATION_REJECTED
+        return confirmation_gate(self.name, await self.check_require_confirmation(args, tool_context), tool_context)
 
     async def _guarded(
         self, args: dict[str, Any], tool_context: ToolContext, send: Callable[[], Awaitable[_Result]]

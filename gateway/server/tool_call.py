@@ -29,8 +29,8 @@ from gateway.server.identity import CallIdentity
 from gateway.server.sign_in.credential_requests import CallCredentials, no_credential_store
 from gateway.state import StateScope, StateStore
 from gateway.tools import ArtifactService, AuthCredential, EventActions, State, ToolConfirmation
+from gateway.tools.confirmation import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 from gateway.tools.context import ClientFeatures, InputRequired, ToolContext
-from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 from gateway.tools.state import scope_of
 from gateway.tools.tool_updates import is_progress_report
 

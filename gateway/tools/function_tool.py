@@ -19,6 +19,7 @@ from adapters.signature import callable_name
 from gateway.errors import ToolDefinitionError
 from gateway.tools._json_kinds import kind_mismatches
 from gateway.tools.base_tool import BaseTool
+from gateway.tools.confirmation import confirmation_gate
 from gateway.tools.context import ToolContext
 from gateway.tools.tool_updates import drain_async_generator, drain_generator
 
@@ -27,21 +28,11 @@ __all__ = ["ConfirmationPolicy", "FunctionTool", "drain_async_generator", "drain
 ConfirmationPolicy = bool | Callable[..., bool | Awaitable[bool]]
 """`True`, `False`, or a predicate called with the tool's arguments (and `tool_context` if it asks for it)."""
 
-CONFIRMATION_REQUIRED = "This tool call requires confirmation, please approve or reject."
-CONFIRMATION_REJECTED = "This tool call is rejected."
 _CONTEXT_PARAMETER = "tool_context"
 _MAX_INPUT_REPR = 80
 _RUNTIME_PARAMETERS = frozenset({_CONTEXT_PARAMETER, "input_stream"})
 
 _Kind = Literal["sync", "coroutine", "generator", "async_generator"]
-
-
-def confirmation_hint(tool_name: str) -> str:
-    """ADK's hint shown to the human who confirms a call."""
-    return (
-        f"Please approve or reject the tool call {tool_name}() by responding with a FunctionResponse "
-        "with an expected ToolConfirmation payload."
-    )
 
 
 def missing_arguments_error(tool_name: str, missing: list[str]) -> dict[str, str]:
@@ -269,14 +260,10 @@ class FunctionTool(BaseTool):
         if self._takes_kwargs:
             call_args.update(extra)
 
-        if await self.check_require_confirmation(call_args, tool_context):
-            confirmation = tool_context.tool_confirmation
-            if confirmation is None:
-                tool_context.request_confirmation(hint=confirmation_hint(self.name))
-                tool_context.actions.skip_summarization = True
-                return {"error": CONFIRMATION_REQUIRED}
-            if not confirmation.confirmed:
-                return {"error": CONFIRMATION_REJECTED}
+        required = await self.check_require_confirmation(call_args, tool_context)
+        refusal = confirmation_gate(self.name, required, tool_context)
+        if refusal is not None:
+            return {"error": refusal}
 
         if self._context_param is not None:
             call_args[self._context_param] = tool_context

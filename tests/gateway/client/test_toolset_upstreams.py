@@ -21,7 +21,7 @@ from upstream_tools import PNG
 
 from gateway.client import McpTool, McpToolset
 from gateway.tools import ProgressLog, ToolConfirmation, ToolContext
-from gateway.tools.function_tool import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
+from gateway.tools.confirmation import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 from tests.support.client_callbacks import ClientCallbacks
 
 COMBOS = [
