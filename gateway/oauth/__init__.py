@@ -1,9 +1,35 @@
 """OAuth 2.0 pieces that both the client side (outbound credentials) and the server side (sign-ins) use.
 
-Neutral ground: this package imports neither `gateway.client`, `gateway.hub` nor `gateway.server`
-(tests/test_layering.py), so the server can use it without reaching the client.
+How a client authenticates to a token endpoint (`client_authentication`), the token endpoint and its grants
+(`token_endpoint`), an issuer's metadata (`discovery`), PKCE (`pkce`) and the loopback listener a redirect comes
+back to (`redirect_listener`). Neutral ground: this package imports neither `gateway.client`, `gateway.hub` nor
+`gateway.server` (tests/test_layering.py), so the server can use it without reaching the client.
 """
 
 from gateway.oauth.client_authentication import ClientAuthMethod, authenticate_client
+from gateway.oauth.discovery import discover_token_endpoint, discovery_urls
+from gateway.oauth.pkce import challenge_parameters, new_code_verifier, pkce_challenge
+from gateway.oauth.redirect_listener import redirect_listener
+from gateway.oauth.token_endpoint import (
+    ACCESS_TOKEN_TYPE,
+    TOKEN_EXCHANGE_GRANT,
+    IssuedToken,
+    TokenEndpoint,
+    TokenError,
+)
 
-__all__ = ["ClientAuthMethod", "authenticate_client"]
+__all__ = [
+    "ACCESS_TOKEN_TYPE",
+    "TOKEN_EXCHANGE_GRANT",
+    "ClientAuthMethod",
+    "IssuedToken",
+    "TokenEndpoint",
+    "TokenError",
+    "authenticate_client",
+    "challenge_parameters",
+    "discover_token_endpoint",
+    "discovery_urls",
+    "new_code_verifier",
+    "pkce_challenge",
+    "redirect_listener",
+]

@@ -19,8 +19,8 @@ from gateway.client.credentials.credential import (
 from gateway.client.credentials.login import LoginResult, log_in
 from gateway.client.credentials.on_behalf import PassThrough, TokenExchange
 from gateway.client.credentials.stored_login import StoredLogin
-from gateway.client.credentials.token_endpoint import IssuedToken, TokenEndpoint, discover_token_endpoint
 from gateway.client.credentials.token_file import TOKEN_DIR_ENV, LoginRecord, TokenFile, token_dir
+from gateway.oauth import IssuedToken, TokenEndpoint, discover_token_endpoint
 
 __all__ = [
     "TOKEN_DIR_ENV",

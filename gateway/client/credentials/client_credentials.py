@@ -7,13 +7,8 @@ import logging
 import anyio
 
 from gateway.client.credentials.credential import SharedTokenCredential
-from gateway.client.credentials.token_endpoint import (
-    ClientAuthMethod,
-    IssuedToken,
-    TokenEndpoint,
-    discover_token_endpoint,
-)
 from gateway.errors import ConfigError
+from gateway.oauth import ClientAuthMethod, IssuedToken, TokenEndpoint, discover_token_endpoint
 
 __all__ = ["ClientCredentials"]
 

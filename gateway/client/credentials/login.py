@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import cast
 
 import anyio
-import uvicorn
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.shared.auth import OAuthClientMetadata
 from pydantic import AnyUrl
@@ -30,6 +29,7 @@ from gateway.client.connection import ConnectionParams, SseConnectionParams, Str
 from gateway.client.credentials.token_file import TokenFile
 from gateway.client.sessions.upstream_session import ClientCallbacks, open_upstream
 from gateway.errors import CredentialError, UpstreamUnavailableError
+from gateway.oauth import redirect_listener
 
 __all__ = ["LoginResult", "log_in"]
 
@@ -71,7 +71,7 @@ class _Redirect:
 
 
 @asynccontextmanager
-async def _redirect_listener(port: int) -> AsyncGenerator[tuple[str, _Redirect]]:
+async def _listen_for_redirect(port: int) -> AsyncGenerator[tuple[str, _Redirect]]:
     """A loopback HTTP listener for the authorization redirect; yields its redirect URI and its catch."""
     catch = _Redirect()
     app = Starlette(routes=[Route("/callback", catch.callback)])
@@ -86,14 +86,8 @@ async def _redirect_listener(port: int) -> AsyncGenerator[tuple[str, _Redirect]]
             "choose another port (--port) or let the system pick one (--port 0)."
         ) from exc
     sock.listen(16)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1))
-    with sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: server.serve(sockets=[sock]))
-            try:
-                yield f"http://127.0.0.1:{sock.getsockname()[1]}/callback", catch
-            finally:
-                server.should_exit = True
+    async with redirect_listener(app, sock):
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/callback", catch
 
 
 async def log_in(
@@ -125,7 +119,7 @@ async def log_in(
     """
     if not isinstance(params, StreamableHTTPConnectionParams | SseConnectionParams):
         raise CredentialError(f"{params.describe()} is a stdio server: there is nothing to log in to.")
-    async with _redirect_listener(port) as (redirect_uri, catch):
+    async with _listen_for_redirect(port) as (redirect_uri, catch):
 
         async def wait_for_redirect() -> AuthorizationCodeResult:
             with anyio.move_on_after(deadline):

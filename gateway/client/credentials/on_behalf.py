@@ -19,13 +19,8 @@ import anyio
 import httpx2
 
 from gateway.client.credentials.credential import BearerAuth, Credential, SubjectToken
-from gateway.client.credentials.token_endpoint import (
-    ClientAuthMethod,
-    IssuedToken,
-    TokenEndpoint,
-    discover_token_endpoint,
-)
 from gateway.errors import ConfigError, CredentialError
+from gateway.oauth import ClientAuthMethod, IssuedToken, TokenEndpoint, discover_token_endpoint
 from gateway.tools import ReadonlyContext
 
 __all__ = ["PassThrough", "TokenExchange"]

@@ -8,9 +8,9 @@ import logging
 import anyio
 
 from gateway.client.credentials.credential import SharedTokenCredential
-from gateway.client.credentials.token_endpoint import ClientAuthMethod, IssuedToken, TokenEndpoint
 from gateway.client.credentials.token_file import LoginRecord, TokenFile
 from gateway.errors import CredentialError
+from gateway.oauth import ClientAuthMethod, IssuedToken, TokenEndpoint
 
 __all__ = ["StoredLogin"]
 

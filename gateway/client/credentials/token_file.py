@@ -20,8 +20,8 @@ import anyio
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.client.credentials.token_endpoint import IssuedToken
 from gateway.errors import CredentialError
+from gateway.oauth import IssuedToken
 
 __all__ = ["TOKEN_DIR_ENV", "LoginRecord", "TokenFile", "token_dir"]
 

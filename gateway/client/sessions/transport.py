@@ -19,6 +19,7 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
+from gateway._http_clients import ResponseHook, client_from_factory, http_client
 from gateway._write_check import CheckedWriteStream
 from gateway.client.connection import (
     ConnectionParams,
@@ -27,7 +28,6 @@ from gateway.client.connection import (
     StreamableHTTPConnectionParams,
 )
 from gateway.client.sessions._stderr_relay import stderr_relay
-from gateway.client.sessions.http import ResponseHook, client_from_factory, http_client
 
 __all__ = [
     "CommandNotFoundError",

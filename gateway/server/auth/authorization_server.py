@@ -1,41 +1,27 @@
 """The OAuth authorization server the gateway trusts, as the gateway asks it: metadata, JWKS, introspection.
 
-The one place the server side makes HTTP requests (with `httpx2`, the SDK's HTTP stack). Metadata is discovered
-from the issuer (RFC 8414 path-aware, then OpenID Connect discovery) and must name that issuer.
+Requests go through the shared `httpx2` builder (`gateway._http_clients`). Metadata is discovered from the issuer
+(`gateway.oauth.discovery_urls`: RFC 8414 path-aware, then OpenID Connect discovery) and must name that issuer.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any, Final, cast
-from urllib.parse import urlparse
 
 import anyio
 import httpx2
 
-from gateway._request_failures import REQUEST_FAILED
+from gateway._http_clients import REQUEST_FAILED, http_client
 from gateway.errors import AuthorizationServerError
+from gateway.oauth import discovery_urls
 from gateway.server.auth.oauth_settings import OAuthSettings
 
-__all__ = ["AuthorizationServer", "discovery_urls"]
+__all__ = ["AuthorizationServer"]
 
 logger = logging.getLogger(__name__)
 
 _TIMEOUT: Final = 10.0
-
-
-def discovery_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata may be, in the order tried (RFC 8414 §3.1 and OIDC Discovery §4)."""
-    parsed = urlparse(issuer)
-    origin = f"{parsed.scheme}://{parsed.netloc}"
-    path = parsed.path.rstrip("/")
-    urls = [
-        f"{origin}/.well-known/oauth-authorization-server{path}",
-        f"{origin}/.well-known/openid-configuration{path}",
-    ]
-    if path:
-        urls.append(f"{origin}{path}/.well-known/openid-configuration")
-    return urls
 
 
 def _same_issuer(found: object, expected: str) -> bool:
@@ -53,7 +39,7 @@ class AuthorizationServer:
 
     def _client(self) -> httpx2.AsyncClient:
         if self._http is None:
-            self._http = httpx2.AsyncClient(timeout=_TIMEOUT, follow_redirects=False)
+            self._http = http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT)
         return self._http
 
     async def aclose(self) -> None:

@@ -10,16 +10,15 @@ port with `callback_url`).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator
 from typing import Final
 from urllib.parse import urlparse
 
-import anyio
-import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Route
 
 from gateway.errors import ConfigError
+from gateway.oauth import redirect_listener
 from gateway.server.http._runner import listen
 from gateway.server.sign_in.credential_requests import ServerCredentials
 from gateway.server.sign_in.link import SignInLinks
@@ -29,15 +28,6 @@ from gateway.server.sign_in.sign_ins import CALLBACK_PATH
 __all__ = ["callback_listener"]
 
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost"})
-_STOP_DEADLINE: Final = 5.0
-
-
-class _QuietServer(uvicorn.Server):
-    """A uvicorn server that leaves the process's signals alone (the stdio server owns them)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Generator[None]:
-        yield
 
 
 @contextlib.asynccontextmanager
@@ -67,14 +57,6 @@ async def callback_listener(credentials: ServerCredentials) -> AsyncGenerator[st
             *SignInLinks(sign_ins).routes(),
         ]
     )
-    server = _QuietServer(uvicorn.Config(app, log_level="warning", lifespan="off"))
     credentials.callback_url = url
-    with sock:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(lambda: server.serve(sockets=[sock]))
-            try:
-                yield url
-            finally:
-                # uvicorn notices within its 0.1 s tick; the deadline bounds a slow shutdown.
-                server.should_exit = True
-                tg.cancel_scope.deadline = anyio.current_time() + _STOP_DEADLINE
+    async with redirect_listener(app, sock):
+        yield url

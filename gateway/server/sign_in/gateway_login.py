@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from gateway.errors import AuthorizationServerError
+from gateway.oauth import challenge_parameters
 from gateway.server.auth.oauth_settings import OAuthSettings, SignInClientSettings
 from gateway.server.sign_in.oauth_tokens import TokenError, TokenRequest
-from gateway.server.sign_in.pending import pkce_challenge
 from gateway.tools import OAuth2Auth
 
 if TYPE_CHECKING:
@@ -62,8 +62,7 @@ class GatewayLogin:
             "response_type": "code",
             "client_id": self._client.client_id,
             "redirect_uri": redirect_uri,
-            "code_challenge": pkce_challenge(code_verifier),
-            "code_challenge_method": "S256",
+            **challenge_parameters(code_verifier),
             "state": state,
             "resource": self._settings.resource,
             **({"scope": " ".join(scopes)} if scopes else {}),

@@ -20,13 +20,13 @@ gateway's own `GET /oauth/sign-in?state=…`, never the provider's, and it does 
 from __future__ import annotations
 
 import logging
-import secrets
 from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from gateway.oauth import new_code_verifier
 from gateway.server.sign_in.browser import bind_cookie, forget_cookie, login_cookie, new_browser, set_login_cookie
 from gateway.server.sign_in.gateway_login import LoginError
 from gateway.server.sign_in.pages import invalid_link_page, page
@@ -79,7 +79,7 @@ class SignInLinks:
                     "Nothing was stored. To sign in here, call the tool again from your MCP client for a new link.",
                 )
             return _onward(pending, request, value, max_age)
-        verifier = secrets.token_urlsafe(48)
+        verifier = new_code_verifier()
         try:
             url = await login.authorization_url(
                 redirect_uri=self._login_redirect(pending), state=state, code_verifier=verifier

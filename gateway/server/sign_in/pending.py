@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,12 +12,7 @@ import anyio
 from gateway.server.sign_in.oauth_tokens import TokenRequest
 from gateway.tools import AuthConfig, AuthCredential, OAuth2Auth
 
-__all__ = ["PendingSignIn", "pkce_challenge"]
-
-
-def pkce_challenge(verifier: str) -> str:
-    """The S256 `code_challenge` of a PKCE verifier."""
-    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+__all__ = ["PendingSignIn"]
 
 
 @dataclass(eq=False)

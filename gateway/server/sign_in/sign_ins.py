@@ -29,11 +29,12 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import Response
 
+from gateway.oauth import challenge_parameters, new_code_verifier
 from gateway.server.sign_in.browser import presented
 from gateway.server.sign_in.gateway_login import GatewayLogin
 from gateway.server.sign_in.oauth_tokens import TokenError
 from gateway.server.sign_in.pages import invalid_link_page, page
-from gateway.server.sign_in.pending import PendingSignIn, pkce_challenge
+from gateway.server.sign_in.pending import PendingSignIn
 from gateway.server.sign_in.records import SignInRecords
 from gateway.state.credential_store import CredentialStore
 from gateway.tools import AuthConfig, AuthCredential, OAuth2, OAuth2Auth, OpenIdConnectWithConfig
@@ -141,13 +142,12 @@ class SignIns:
             )
         authorize_url, token_url, scopes = endpoints
         redirect = raw.redirect_uri or redirect_uri
-        verifier = secrets.token_urlsafe(48)
+        verifier = new_code_verifier()
         query = {
             "response_type": "code",
             "client_id": raw.client_id,
             "redirect_uri": redirect,
-            "code_challenge": pkce_challenge(verifier),
-            "code_challenge_method": "S256",
+            **challenge_parameters(verifier),
         }
         if scopes:
             query["scope"] = " ".join(scopes)

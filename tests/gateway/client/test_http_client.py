@@ -1,4 +1,4 @@
-"""The upstream HTTP client (`gateway.client.sessions.http.http_client`): plain http and https on loopback.
+"""The upstream HTTP client (`gateway._http_clients.http_client`): plain http and https on loopback.
 
 The CA store is loaded on the first https request only; these tests make sure that laziness never weakens
 verification: an https server whose certificate nobody vouches for is refused, whichever came first.
@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from gateway.client.sessions.http import http_client
+from gateway._http_clients import http_client
 from tests.support.loopback import serving_asgi
 
 DEADLINE = 20.0

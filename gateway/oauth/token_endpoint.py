@@ -1,12 +1,14 @@
-"""An OAuth 2.0 token endpoint and the grants the gateway asks it for: client credentials, refresh, token exchange.
+"""An OAuth 2.0 token endpoint and the grants asked of it: authorization code, client credentials, refresh, exchange.
 
-Each grant is one form POST (RFC 6749 §4.4 and §6, RFC 8693) authenticated as the client (`client_secret_basic`,
-`client_secret_post`, or `none` for a public client). Errors name the endpoint and the OAuth error code, never a
-secret. `discover_token_endpoint` reads an issuer's RFC 8414 metadata (falling back to OpenID Connect discovery).
+Each grant is one form POST (RFC 6749 §4.1, §4.4 and §6, RFC 8693) authenticated as the client
+(`client_secret_basic`, `client_secret_post`, or `none` for a public client). Errors name the endpoint and the OAuth
+error code, never a secret. The client side asks for its upstream credentials here; the server side for the
+credentials of its sign-ins.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from dataclasses import dataclass, field
@@ -15,18 +17,11 @@ from typing import Final
 import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from gateway.client.sessions.http import REQUEST_FAILED, http_client
+from gateway._http_clients import REQUEST_FAILED, http_client
 from gateway.errors import CredentialError
-from gateway.oauth import ClientAuthMethod, authenticate_client
+from gateway.oauth.client_authentication import ClientAuthMethod, authenticate_client
 
-__all__ = [
-    "ACCESS_TOKEN_TYPE",
-    "TOKEN_EXCHANGE_GRANT",
-    "ClientAuthMethod",
-    "IssuedToken",
-    "TokenEndpoint",
-    "discover_token_endpoint",
-]
+__all__ = ["ACCESS_TOKEN_TYPE", "TOKEN_EXCHANGE_GRANT", "IssuedToken", "TokenEndpoint", "TokenError"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +33,17 @@ _EXPIRY_LEEWAY: Final = 30.0
 """Seconds before its stated expiry a token counts as expired (clock skew, the request in flight)."""
 
 
+class TokenError(CredentialError):
+    """The token endpoint refused a grant, answered without a token, or could not be reached.
+
+    `error` is the endpoint's OAuth error code (e.g. `invalid_grant`), empty when it gave none.
+    """
+
+    def __init__(self, message: str, error: str = "") -> None:
+        super().__init__(message)
+        self.error = error
+
+
 class _TokenResponse(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -46,6 +52,7 @@ class _TokenResponse(BaseModel):
     expires_in: float | None = None
     refresh_token: str | None = None
     scope: str | None = None
+    id_token: str | None = None
 
 
 class _ErrorResponse(BaseModel):
@@ -57,12 +64,17 @@ class _ErrorResponse(BaseModel):
 
 @dataclass(frozen=True, repr=False)
 class IssuedToken:
-    """An access token as issued: when it expires (wall clock, seconds since the epoch), and how to renew it."""
+    """An access token as issued: when it expires (wall clock, seconds since the epoch), and how to renew it.
+
+    `expires_in` is the lifetime the endpoint stated; `id_token` the OpenID Connect ID token, if it sent one.
+    """
 
     access_token: str
     expires_at: float | None = None
     refresh_token: str | None = None
     scope: str | None = None
+    expires_in: float | None = None
+    id_token: str | None = None
 
     def fresh(self, now: float | None = None) -> bool:
         """Whether the token is still good for a request sent now (with a leeway before its expiry)."""
@@ -83,6 +95,17 @@ class TokenEndpoint:
     client_secret: str | None = field(default=None, repr=False)
     auth_method: ClientAuthMethod = "client_secret_basic"
 
+    async def authorization_code(self, code: str, *, redirect_uri: str, code_verifier: str) -> IssuedToken:
+        """The token an authorization code stands for (RFC 6749 §4.1.3), sent once with its PKCE verifier."""
+        return await self._grant(
+            {
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect_uri,
+                "code_verifier": code_verifier,
+            }
+        )
+
     async def client_credentials(
         self, *, scope: str | None = None, resource: str | None = None, audience: str | None = None
     ) -> IssuedToken:
@@ -99,7 +122,7 @@ class TokenEndpoint:
             {"grant_type": "refresh_token", "refresh_token": refresh_token, "scope": scope, "resource": resource}
         )
         if issued.refresh_token is None:
-            issued = IssuedToken(issued.access_token, issued.expires_at, refresh_token, issued.scope)
+            issued = dataclasses.replace(issued, refresh_token=refresh_token)
         return issued
 
     async def exchange(
@@ -136,78 +159,32 @@ class TokenEndpoint:
             async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
                 response = await http.post(self.url, data=form, headers=headers)
         except REQUEST_FAILED as exc:
-            raise CredentialError(
+            raise TokenError(
                 f"The token endpoint {self.url} cannot be reached for a {grant} grant: {type(exc).__name__}: {exc}. "
                 "Check the token URL (or issuer) and that the authorization server is running."
             ) from exc
         if response.status_code != _OK:
-            raise CredentialError(f"The token endpoint {self.url} refused the {grant} grant: {_refusal(response)}.")
+            error, refusal = _refusal(response)
+            raise TokenError(f"The token endpoint {self.url} refused the {grant} grant: {refusal}.", error)
         try:
             body = _TokenResponse.model_validate_json(response.content)
         except ValidationError as exc:
-            raise CredentialError(
+            raise TokenError(
                 f"The token endpoint {self.url} answered the {grant} grant without a usable access token "
                 f"({exc.error_count()} problems in its JSON)."
             ) from exc
         logger.debug("Got a token from %s (%s grant, expires in %s s).", self.url, grant, body.expires_in)
         expires_at = requested_at + body.expires_in if body.expires_in is not None else None
-        return IssuedToken(body.access_token, expires_at, body.refresh_token, body.scope)
+        return IssuedToken(
+            body.access_token, expires_at, body.refresh_token, body.scope, body.expires_in, body.id_token or None
+        )
 
 
-def _refusal(response: httpx2.Response) -> str:
-    """The OAuth error of a refusal (RFC 6749 §5.2), or the HTTP status."""
+def _refusal(response: httpx2.Response) -> tuple[str, str]:
+    """The OAuth error code of a refusal (RFC 6749 §5.2, empty if none), and the refusal as a message says it."""
     try:
         error = _ErrorResponse.model_validate_json(response.content)
     except ValidationError:
-        return f"HTTP {response.status_code}"
+        return "", f"HTTP {response.status_code}"
     detail = f" ({error.error_description})" if error.error_description else ""
-    return f"HTTP {response.status_code}, {error.error}{detail}"
-
-
-class _ServerMetadata(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    issuer: str
-    token_endpoint: str
-
-
-async def discover_token_endpoint(issuer: str) -> str:
-    """The token endpoint an issuer publishes (RFC 8414 metadata, then OpenID Connect discovery).
-
-    Raises:
-        CredentialError: neither document is there, or it names another issuer.
-    """
-    base = issuer.rstrip("/")
-    scheme, _, rest = base.partition("://")
-    host, slash, path = rest.partition("/")
-    suffix = f"{slash}{path}" if path else ""
-    candidates = [
-        f"{scheme}://{host}/.well-known/oauth-authorization-server{suffix}",
-        f"{scheme}://{host}/.well-known/openid-configuration{suffix}",
-        f"{base}/.well-known/openid-configuration",
-    ]
-    async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
-        for url in dict.fromkeys(candidates):
-            try:
-                response = await http.get(url, headers={"Accept": "application/json"})
-            except REQUEST_FAILED as exc:
-                raise CredentialError(
-                    f"The authorization server {issuer} cannot be reached ({type(exc).__name__}: {exc}). "
-                    "Check the issuer URL and that the server is running."
-                ) from exc
-            if response.status_code != _OK:
-                continue
-            try:
-                metadata = _ServerMetadata.model_validate_json(response.content)
-            except ValidationError:
-                continue
-            if metadata.issuer.rstrip("/") != base:
-                raise CredentialError(
-                    f"The metadata at {url} names the issuer {metadata.issuer!r}, not {issuer!r}; "
-                    "set 'issuer' to the authorization server's exact issuer URL."
-                )
-            return metadata.token_endpoint
-    raise CredentialError(
-        f"The authorization server {issuer} publishes no metadata (tried {', '.join(dict.fromkeys(candidates))}); "
-        "set 'tokenUrl' instead of 'issuer'."
-    )
+    return error.error, f"HTTP {response.status_code}, {error.error}{detail}"
