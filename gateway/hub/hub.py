@@ -19,11 +19,13 @@ from urllib.parse import urlsplit
 import anyio
 from mcp import types
 from mcp.server.context import ServerRequestContext
+from starlette.types import ASGIApp
 
 from gateway.client import McpTool, McpToolset, StdioConnectionParams
 from gateway.client.relayed_round import RelayedRound
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras
+from gateway.hub.forwarding.fast_lane import FastLane
 from gateway.hub.held_calls import HeldCalls
 from gateway.hub.kept_results import KeptResults, cap_result
 from gateway.hub.listen_streams import MAX_LISTEN_STREAMS_PER_CLIENT, ListenStreams
@@ -35,6 +37,7 @@ from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import client_declares
 from gateway.server.extension import PendingCall, RelayedTool, ServerHooks
 from gateway.server.http.health import redact_reason
+from gateway.server.http.lane import LaneSeam
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
 from gateway.server.observe.tracing import upstream_call_span
 from gateway.server.tool_call import RoundEnded, error_result
@@ -165,6 +168,10 @@ class Hub:
         except UpstreamUnavailableError:
             return False  # the call itself reports why
         return session.modern
+
+    def lane(self, seam: LaneSeam) -> ASGIApp:
+        """The fast lane (`FastLane`) in front of the server's streamable HTTP app."""
+        return FastLane(seam)
 
     def relays_for(self, owner: str) -> bool:
         """Whether this hub already saw handshake-era session `owner` through the general path: its channel (for

@@ -25,7 +25,6 @@ from mcp.shared.dispatcher import ProgressFnT
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
-from gateway.client.forwarded_call import forwarded_call, forwarded_raw_call
 from gateway.client.relayed_round import RelayedRound
 from gateway.client.sessions.limits import SessionLimits
 from gateway.client.sessions.upstream_call import call_once
@@ -35,6 +34,8 @@ from gateway.config.references import load_tools
 from gateway.config.upstream_auth import upstream_credential
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
+from gateway.hub.forwarding.direct_post import DirectPost
+from gateway.hub.forwarding.forwarded_call import forwarded_call, forwarded_raw_call
 from gateway.hub.pins import PinStore, ToolPins
 from gateway.hub.warm_sessions import WarmSessions
 from gateway.server.identity import current_client
@@ -233,12 +234,12 @@ class UpstreamToolset(McpToolset):
             if session.modern:
                 result = await McpToolset._send_call(self, session, name, args, on_progress)
                 return result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            if session.direct is not None and session.handlers is not None:
+            if session.channel is not None and session.handlers is not None:
                 # Streamable HTTP: POSTed on the session's connections without the SDK client's machinery.
                 params: dict[str, Any] = {"name": name, "arguments": args}
                 if session.meta:
                     params["_meta"] = dict(session.meta)
-                return await session.direct.call_tool(
+                return await DirectPost(session.channel).call_tool(
                     params,
                     protocol_version=session.client.protocol_version,
                     handlers=session.handlers,

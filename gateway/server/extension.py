@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from mcp import types
 from mcp.server.context import ServerRequestContext
@@ -22,6 +22,11 @@ from gateway.server.tool_call import Invoke
 from gateway.tools import BaseTool, ReadonlyContext, ToolContext
 from gateway.tools.tool_union import ToolUnion
 
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
+    from gateway.server.http.lane import LaneSeam
+
 __all__ = ["ContextOf", "Pager", "PendingCall", "RawInvoke", "RelayedTool", "ServerExtension", "ServerHooks"]
 
 ContextOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[ReadonlyContext]]
@@ -30,7 +35,7 @@ Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[li
 """One page of a merged listing, by the request's cursor (`method` names the listing in errors)."""
 RawInvoke = Callable[[dict[str, Any], ToolContext], Awaitable[dict[str, Any]]]
 """Run a call (its arguments, its `ToolContext`) and give the `CallToolResult` in its wire form, as the JSON object
-the client receives (the fast lane, `gateway.server.http.fast_lane`)."""
+the client receives (the fast lane, `gateway.hub.forwarding.fast_lane`)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,11 @@ class ServerExtension(Protocol):
     def relayed_call(self, entry: CatalogEntry, owner: str) -> RelayedTool | None:
         """How to run a call of `entry` for session `owner` on the fast lane, relayed as JSON-RPC; None when the call
         needs the general path (the extension does not own the tool, or something must be applied to it)."""
+        ...
+
+    def lane(self, seam: LaneSeam) -> ASGIApp:
+        """The lane in front of the HTTP front's streamable HTTP app (`gateway.server.http.lane`), built from what the
+        seam lends: it answers what it relays and hands everything else to `seam.app`."""
         ...
 
     def session_ended(self, owner: str) -> None:

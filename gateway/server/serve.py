@@ -110,7 +110,7 @@ async def serve_async(
         http_parser: uvicorn's HTTP/1.1 parser: `auto` (httptools when the `speed` extra is installed, else h11),
             `h11` or `httptools` (`gateway.server.http.event_loop`).
         fast_lane: relay eligible `tools/call` requests of upstream tools below the SDK's server over streamable
-            HTTP (`gateway.server.http.fast_lane`); False sends every request through the SDK.
+            HTTP (`gateway.hub.forwarding.fast_lane`); False sends every request through the SDK.
         shutdown_grace: on SIGINT or SIGTERM, seconds the tool calls in flight may take to finish; then
             those still running are cancelled, each answered with a JSON-RPC error saying the server is stopping.
             A signal ends the server normally: this returns.

@@ -130,7 +130,7 @@ class ToolListing:
     def cached_page(self, view: CatalogView, session_owner: str, version: str, cursor: str | None) -> bytes | None:
         """The JSON of a page `cached_pages` answered for this view before (None: it has not; ask the SDK).
 
-        For the fast lane (`gateway.server.http.fast_lane`): no policy guard filters pages on this server.
+        For the fast lane (`gateway.hub.forwarding.fast_lane`): no policy guard filters pages on this server.
         """
         pages = self._pages.get(view)
         page = pages.get((version, cursor)) if pages is not None else None

@@ -27,9 +27,9 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, T
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
-from gateway.client.direct_post import DirectPost, IncomingHandlers
 from gateway.client.relayed_round import stamp_declared
 from gateway.client.sessions._declared_client import DeclaringClient
+from gateway.client.sessions.http_channel import HttpChannel, IncomingHandlers
 from gateway.client.sessions.transport import CommandNotFoundError, open_transport
 from gateway.errors import UpstreamUnavailableError
 
@@ -110,8 +110,8 @@ class UpstreamSession:
     idle: anyio.Event = field(default_factory=anyio.Event)
     """Set while no request is in flight (a new event each time one starts)."""
     last_used: float = field(default_factory=anyio.current_time)
-    direct: DirectPost | None = None
-    """The session's HTTP side, for calls the gateway POSTs itself (streamable HTTP sessions only)."""
+    channel: HttpChannel | None = None
+    """The session's HTTP side, for calls the hub POSTs itself (streamable HTTP sessions only)."""
     handlers: IncomingHandlers | None = None
     """What answers the upstream's messages on such a call's stream (the session's own callbacks)."""
 
@@ -158,12 +158,12 @@ class UpstreamSession:
             self.http_error = response.status_code
         if response.status_code == _HTTP_NOT_FOUND and response.request.headers.get(_SESSION_HEADER):
             self.expired = True
-        if self.direct is not None:
-            self.direct.observe(response)
+        if self.channel is not None:
+            self.channel.observe(response)
 
     def bind_http(self, client: httpx2.AsyncClient, url: str) -> None:
-        """Keep the streamable HTTP transport's client, so that a call can be POSTed directly (`DirectPost`)."""
-        self.direct = DirectPost(client, url)
+        """Keep the streamable HTTP transport's client, so that the hub can POST a call on it (`HttpChannel`)."""
+        self.channel = HttpChannel(client, url)
 
     def end_of_transport(self) -> None:
         """The transport's read stream ended: no answer can arrive any more."""
@@ -279,8 +279,8 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
     try:
         async with client, anyio.create_task_group() as watchers:
             session.client = client
-            if session.direct is not None:
-                session.direct.closer = watchers
+            if session.channel is not None:
+                session.channel.closer = watchers
             if pinned is not None and client.protocol_version != pinned:
                 raise UpstreamUnavailableError(
                     f"Upstream {params.describe()} does not speak MCP {pinned} (it offered "

@@ -2,5 +2,6 @@
 
 The app (`app`) with streamable HTTP, SSE, `/healthz` and `/metrics`; the sessions it holds open (`sessions`); what
 answers a request before any session work (host check, malformed ids, a stopping server, the JSON-RPC body); the
-fast lane relaying upstream calls below the SDK's server; the event loop, request deadlines and worker processes.
+seam a lane in front of the SDK's app plugs into (`lane`; the hub's fast lane is one); the event loop, request
+deadlines and worker processes.
 """

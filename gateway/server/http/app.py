@@ -34,9 +34,9 @@ from gateway.server.auth.protected_resource import BearerGuard, resource_metadat
 from gateway.server.auth.static_tokens import StaticTokenVerifier
 from gateway.server.http._request_ids import MalformedIdGuard
 from gateway.server.http._stopping_guard import StoppingGuard
-from gateway.server.http.fast_lane import FastLane
 from gateway.server.http.health import health_endpoint
 from gateway.server.http.host_check import HostCheck
+from gateway.server.http.lane import Lane, LaneSeam
 from gateway.server.http.sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
 from gateway.server.identity import connection_id
 from gateway.server.sign_in.gateway_login import GatewayLogin
@@ -55,7 +55,7 @@ DEFAULT_SESSION_IDLE_TIMEOUT: Final = 1800.0
 _LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 _MIN_METRICS_TOKEN: Final = 16
 _SDK_REFRESH: Final = 60.0
-"""At most this many seconds pass between two requests of a session the SDK serves (see `FastLane`)."""
+"""At most this many seconds pass between two requests of a session the SDK serves (`LaneSeam.sdk_refresh`)."""
 _SESSION_ID: Final = re.compile(rb"session_id=([0-9a-f]{32})")
 """The SSE transport's `endpoint` event names the connection's message URL, `...?session_id=<uuid hex>`."""
 
@@ -88,6 +88,7 @@ def create_app(
     metrics_token: str | None = None,
     metrics_port: int | None = None,
     fast_lane: bool = True,
+    lane: Lane | None = None,
 ) -> Starlette:
     """A Starlette app serving `tool_server` over streamable HTTP and SSE.
 
@@ -113,9 +114,11 @@ def create_app(
             reaching its own listener).
         metrics_port: the local port of a listener of its own for `/metrics` (the server is given its socket
             too); there only `/metrics` is served, and `/metrics` only there.
-        fast_lane: answer eligible `tools/call` requests of upstream tools below the SDK's server
-            (`gateway.server.http.fast_lane`); never for stateless or JSON-response servers. The app's `state.fast_lane`
-            is the `FastLane` (None when off).
+        fast_lane: let a lane answer eligible requests below the SDK's server (the gateway's relays upstream
+            `tools/call`, `gateway.hub.forwarding.fast_lane`); never for stateless or JSON-response servers. The
+            app's `state.fast_lane` is the lane (None when off or when there is none).
+        lane: builds the lane in front of the SDK's streamable HTTP app (`gateway.server.http.lane`); default: the
+            extension's (`ServerExtension.lane`), none without an extension.
 
     Raises:
         ConfigError: a session limit is not positive, or the metrics token is shorter than 16 characters.
@@ -199,12 +202,14 @@ def create_app(
         return BearerGuard(app, required_scopes=oauth.required_scopes, resource_metadata_url=metadata_url)
 
     streamable: ASGIApp = StreamableHTTPASGIApp(manager)
-    lane: FastLane | None = None
-    if fast_lane and not stateless and not json_response:
+    front: ASGIApp | None = None
+    if lane is None and tool_server.extension is not None:
+        lane = tool_server.extension.lane
+    if fast_lane and not stateless and not json_response and lane is not None:
         # The SDK resets a session's idle timeout only on requests it serves: it serves one now and then.
         refresh = min(session_idle_timeout / 8, _SDK_REFRESH)
-        lane = FastLane(streamable, tool_server, sessions, host_check, sdk_refresh=refresh)
-        streamable = lane
+        front = lane(LaneSeam(streamable, tool_server, sessions, host_check, sdk_refresh=refresh))
+        streamable = front
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
         *(resource_metadata_routes(oauth, tool_server.name) if oauth is not None else []),
@@ -264,7 +269,7 @@ def create_app(
                 tg.cancel_scope.cancel()
 
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
-    app.state.fast_lane = lane
+    app.state.fast_lane = front
     return app
 
 

@@ -243,7 +243,7 @@ class HttpSessions:
         if self._forget(session_id):
             await self._end_session(f"http:{session_id}")
 
-    # --- the fast lane's questions (`gateway.server.http.fast_lane`) ------------------------------------------------
+    # --- the fast lane's questions (`gateway.hub.forwarding.fast_lane`) ----------------------------------------------
 
     def bound(self, session_id: str, scope: Scope) -> bool:
         """Whether `session_id` is an open session opened by the credential of the request of `scope`."""

@@ -1,4 +1,4 @@
-"""The stream of a call the fast lane relays (`gateway.server.http.fast_lane`), and what an upstream asks mid-call.
+"""The stream of a call the fast lane relays (`gateway.hub.forwarding.fast_lane`), and what an upstream asks mid-call.
 
 `CallStream` writes the call's response: an answer that comes first (nothing sent before it) as one
 `application/json` body, as a server may answer any request; otherwise an SSE stream as the SDK's streamable HTTP

@@ -1,4 +1,4 @@
-"""`DirectPost`: a handshake-era `tools/call` POSTed by the gateway itself on an HTTP upstream session's connections.
+"""`DirectPost`: a handshake-era `tools/call` POSTed by the hub itself on an HTTP upstream session's connections.
 
 For a call whose result it forwards as sent, a gateway needs none of what the SDK's client transport does per
 request: a request model built and dumped, a task and two memory streams per message, an OpenTelemetry span, every
@@ -21,7 +21,7 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import anyio
@@ -32,8 +32,9 @@ from pydantic import ValidationError
 
 from gateway._strict_json import parse_strict_json
 from gateway.client.sessions.http import REQUEST_FAILED
+from gateway.client.sessions.http_channel import HttpChannel, IncomingHandlers
 
-__all__ = ["DirectPost", "IncomingHandlers"]
+__all__ = ["DirectPost"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,46 +56,38 @@ _HTTP_NOT_FOUND: Final = 404
 _HTTP_ACCEPTED: Final = 202
 
 Progress = Callable[[float, float | None, str | None], Awaitable[None]]
+_ids: Final = itertools.count()
+"""The ids of the calls POSTed here (`gateway-N`): unique in the process, so on every upstream session."""
 
 
 @dataclass(frozen=True)
-class IncomingHandlers:
-    """What answers the upstream's messages on a call's stream: the SDK client callbacks of the session (None: the
-    SDK's default answer) and its message handler (for notifications other than progress and cancellation)."""
-
-    elicitation: Any | None
-    sampling: Any | None
-    list_roots: Any | None
-    logging: Any | None
-    message: Callable[[types.ServerNotification], Awaitable[None]]
-
-
-@dataclass(eq=False)
 class DirectPost:
-    """The HTTP side of one handshake-era upstream session: its client, endpoint and `Mcp-Session-Id`.
+    """Calls POSTed on the HTTP side of one handshake-era upstream session, as the client side keeps it.
 
     Args:
-        client: the session's `httpx2` client (the SDK transport's, so connections, headers and auth are shared).
-        url: the MCP endpoint.
+        channel: the session's `httpx2` client, endpoint and `Mcp-Session-Id` (`UpstreamSession.channel`).
     """
 
-    client: httpx2.AsyncClient
-    url: str
-    session_id: str | None = None
-    closer: anyio.abc.TaskGroup | None = None
-    """Where responses are closed after their call returned (the session owner's task group)."""
-    _ids: itertools.count[int] = field(default_factory=itertools.count)
+    channel: HttpChannel
+
+    @property
+    def client(self) -> httpx2.AsyncClient:
+        return self.channel.client
+
+    @property
+    def url(self) -> str:
+        return self.channel.url
+
+    @property
+    def session_id(self) -> str | None:
+        return self.channel.session_id
 
     def close_later(self, response: httpx2.Response) -> None:
         """Close a call's response after the call returned: the server ends its stream a moment after the answer,
         and reading that end (so the connection is reused) need not delay the caller."""
-        assert self.closer is not None, "DirectPost.closer is set before the session is published"
-        self.closer.start_soon(_close, response)
-
-    def observe(self, response: httpx2.Response) -> None:
-        """Take the session id from the first successful response that assigns one (the answer to `initialize`)."""
-        if self.session_id is None and response.is_success:
-            self.session_id = response.headers.get(_SESSION_HEADER)
+        closer = self.channel.closer
+        assert closer is not None, "HttpChannel.closer is set before the session is published"
+        closer.start_soon(_close, response)
 
     def _headers(self, protocol_version: str) -> dict[str, str]:
         headers = {"accept": f"{_JSON}, {_SSE}", "content-type": _JSON, _VERSION_HEADER: protocol_version}
@@ -118,7 +111,7 @@ class DirectPost:
                 ended without an answer; `REQUEST_TIMEOUT` after `read_timeout` seconds (the call is cancelled
                 upstream); `INVALID_REQUEST` for a forgotten session (HTTP 404) or an answer that is not one.
         """
-        request_id = f"gateway-{next(self._ids)}"
+        request_id = f"gateway-{next(_ids)}"
         meta = dict(cast("dict[str, Any]", params.get("_meta") or {}))
         meta["progressToken"] = request_id
         body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {**params, "_meta": meta}}

@@ -47,16 +47,15 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from gateway.hub.forwarding._call_stream import CallStream, Questions, RequestId, StreamFeatures, dump
 from gateway.server.catalog import CatalogEntry
 from gateway.server.extension import RelayedTool
-from gateway.server.http._call_stream import CallStream, Questions, RequestId, StreamFeatures, dump
 from gateway.server.http._json_rpc_body import parsed_message
-from gateway.server.http.sessions import HttpSessions
+from gateway.server.http.lane import LaneSeam
 from gateway.server.identity import CallIdentity, current_principal
 from gateway.server.observe.observation import error_outcome
 from gateway.server.running_calls import RunningCalls
 from gateway.server.tool_call import ProgressReporter, error_result
-from gateway.server.tool_server import ToolServer
 from gateway.tools import ToolContext
 
 __all__ = ["REQUEST_CANCELLED", "FastLane"]
@@ -79,28 +78,17 @@ class FastLane:
     """ASGI wrapper of the streamable HTTP app (`/mcp`) answering eligible `tools/call` requests itself.
 
     Args:
-        app: the SDK's streamable HTTP app, which gets everything else.
-        tool_server: the server whose extension relays the calls.
-        sessions: the book of open sessions (who opened each, when the SDK last served it).
-        host_check: the DNS-rebinding protection the SDK's transport applies.
-        sdk_refresh: seconds after which a session's next request goes to the SDK again, so that the SDK's idle
-            timeout, which only its own requests reset, does not end a session that is in use.
+        seam: what the HTTP front lends (`gateway.server.http.lane`): the SDK's streamable HTTP app, which gets
+            everything else, the server whose extension relays the calls, the book of open sessions, the host
+            check and how often the SDK must serve a session.
     """
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        tool_server: ToolServer,
-        sessions: HttpSessions,
-        host_check: TransportSecurityMiddleware,
-        *,
-        sdk_refresh: float | None,
-    ) -> None:
-        self._app = app
-        self._tool_server = tool_server
-        self._sessions = sessions
-        self._host_check = host_check
-        self._sdk_refresh = sdk_refresh
+    def __init__(self, seam: LaneSeam) -> None:
+        self._app: ASGIApp = seam.app
+        self._tool_server = seam.server
+        self._sessions = seam.sessions
+        self._host_check: TransportSecurityMiddleware = seam.host_check
+        self._sdk_refresh = seam.sdk_refresh
         self._questions = Questions()
         self._running: dict[tuple[str, RequestId], anyio.CancelScope] = {}
 
