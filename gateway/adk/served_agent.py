@@ -9,7 +9,8 @@ as an MCP progress message; the final text is the result, parsed into structured
 `output_schema`; when the agent itself escalates (google-adk's `exit_loop`), so does the result (its `_meta` key).
 When one of the agent's tools needs a confirmation (ADK's `adk_request_confirmation`), the MCP client is asked
 through elicitation and the agent resumes with the answer; a modern-era client answers in a new round, which
-resumes the paused run instead of starting the request again.
+resumes the paused run instead of starting the request again. When one of them needs the user's credential (ADK's
+`adk_request_credential`), the server signs the user in as for a served tool that asks (`_agent_credentials`).
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from typing import Any, Final, cast
 import pydantic
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.events import Event
+from google.adk.memory import BaseMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.genai import types as genai_types
 from google.genai.types import FunctionCall
 
 from adapters import FunctionDeclaration
+from gateway.adk._agent_credentials import CREDENTIAL_CALL, credential_answer
 from gateway.adk.declarations import json_schema_of
+from gateway.adk.memory_bridge import AdkMemoryService, adk_memory_service
 from gateway.adk.served_tool import media_list, typed_part
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
 
@@ -38,6 +42,7 @@ _SESSIONLESS: Final = "mcp"
 _TEMP_PREFIX: Final = "temp:"
 _CODE_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CONFIRMATION_CALL: Final = "adk_request_confirmation"
+_PAUSING_CALLS: Final = frozenset({_CONFIRMATION_CALL, CREDENTIAL_CALL})
 _CONFIRM_FIELD: Final = "confirm"
 _CONFIRMATION_FORM: Final = {
     "type": "object",
@@ -82,18 +87,18 @@ def _structured(schema: Any, text: str) -> Any:
     return json.loads(raw)
 
 
-def _confirmation_call(event: Event) -> FunctionCall | None:
-    """The `adk_request_confirmation` call an event pauses on, if any."""
+def _pausing_call(event: Event) -> FunctionCall | None:
+    """The `adk_request_confirmation` or `adk_request_credential` call an event pauses on, if any."""
     waiting = event.long_running_tool_ids or set[str]()
-    return next((c for c in event.get_function_calls() if c.name == _CONFIRMATION_CALL and c.id in waiting), None)
+    return next((c for c in event.get_function_calls() if c.name in _PAUSING_CALLS and c.id in waiting), None)
 
 
 def _paused_on(events: list[Event], request: str) -> FunctionCall | None:
-    """The confirmation the session's last run waits on, if that run was started by `request`."""
+    """The confirmation or credential the session's last run waits on, if that run was started by `request`."""
     pending: FunctionCall | None = None
     for event in reversed(events):
         if event.author != "user":
-            pending = pending or _confirmation_call(event)
+            pending = pending or _pausing_call(event)
             continue
         if pending is None:
             return None
@@ -128,7 +133,7 @@ def _describe(event: Event) -> str | None:
             continue
         if part.text:
             lines.append(part.text)
-        elif part.function_call is not None and part.function_call.name != _CONFIRMATION_CALL:
+        elif part.function_call is not None and part.function_call.name not in _PAUSING_CALLS:
             args = json.dumps(part.function_call.args or {}, ensure_ascii=False, default=str)
             lines.append(f"{event.author} calls {part.function_call.name}({args})")
         elif part.function_response is not None:
@@ -196,7 +201,7 @@ class _AgentRunTool(BaseTool):
                     # The agent itself hands control back (a loop's sub-agents escalate to the loop, not beyond).
                     context.actions.escalate = True
                 error = event.error_message or error
-                asked = _confirmation_call(event) or asked
+                asked = _pausing_call(event) or asked
                 if event.is_final_response() and not event.long_running_tool_ids:
                     final = event
                     continue
@@ -209,23 +214,34 @@ class _AgentRunTool(BaseTool):
         """Run the agent on `args["request"]`; the final text (or structured output) is the result.
 
         A confirmation the agent's tools ask for (ADK's `adk_request_confirmation`) is asked of the MCP client
-        through elicitation, and the agent resumes with the answer.
+        through elicitation, and the agent resumes with the answer. A credential they ask for is the one the server
+        holds for the caller; without one, the call asks the server to sign the user in and run it again.
         """
         context = ToolContext() if tool_context is None else tool_context
         request = args.get("request")
         if not isinstance(request, str):
             return {"error": f"Invoking `{self.name}()` needs a `request` string, got {request!r:.80}."}
+        if self._runner.memory_service is None or isinstance(self._runner.memory_service, AdkMemoryService):
+            # Unless the agent was given a memory service of its own, its memory is the server's (per server user).
+            self._runner.memory_service = adk_memory_service(context.memory_service, app_name=context.app_name)
         delta, asked = await self._open_session(context, request)
         final: Event | None = None
         error: str | None = None
         if asked is None:
             message = genai_types.Content(role="user", parts=[genai_types.Part(text=request)])
             final, error, asked = await self._run_once(context, message, delta)
+        answered_keys: set[str] = set()
         while asked is not None:
-            confirmed = await _ask(context, asked)
-            answer = genai_types.FunctionResponse(
-                id=asked.id, name=_CONFIRMATION_CALL, response={"confirmed": confirmed}
-            )
+            if asked.name == CREDENTIAL_CALL:
+                answer = credential_answer(context, asked, answered_keys)
+                if answer is None:
+                    await self._settle_state(context)
+                    return {"pending": "Waiting for the user to sign in."}
+            else:
+                confirmed = await _ask(context, asked)
+                answer = genai_types.FunctionResponse(
+                    id=asked.id, name=_CONFIRMATION_CALL, response={"confirmed": confirmed}
+                )
             message = genai_types.Content(role="user", parts=[genai_types.Part(function_response=answer)])
             final, error, asked = await self._run_once(context, message, None)
         await self._settle_state(context)
@@ -263,14 +279,24 @@ class AgentToolset(BaseToolset):
         agent: the root agent.
         session_service: where the ADK sessions (the conversations) live; default in memory, lost on a restart.
             Give google-adk's own `SqliteSessionService(path)` (or `DatabaseSessionService`) to keep them.
+        memory_service: the agent's long-term memory (`load_memory`, `preload_memory`); default: the memory of the
+            server that serves it.
     """
 
-    def __init__(self, agent: BaseAgent, *, session_service: BaseSessionService | None = None) -> None:
+    def __init__(
+        self,
+        agent: BaseAgent,
+        *,
+        session_service: BaseSessionService | None = None,
+        memory_service: BaseMemoryService | None = None,
+    ) -> None:
         super().__init__()
         self.agent = agent
         self.source_name = f"google-adk agent {agent.name}"
         self._sessions = session_service or InMemorySessionService()
-        self._runner = Runner(app_name=agent.name, agent=agent, session_service=self._sessions)
+        self._runner = Runner(
+            app_name=agent.name, agent=agent, session_service=self._sessions, memory_service=memory_service
+        )
         self._tool = _AgentRunTool(agent, self._runner, self._sessions)
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:

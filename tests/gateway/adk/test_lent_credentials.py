@@ -56,7 +56,7 @@ def answer_with_key(request: genai_types.FunctionCall, key: str) -> genai_types.
 
 
 async def test_our_tool_lent_to_adk_runs_with_the_credential_the_user_gave_adk() -> None:
-    model = ScriptedModel(script=[call("forecast", {"city": "Oslo"}), say("Sign in, please."), say("Rain.")])
+    model = ScriptedModel(script=[call("forecast", {"city": "Oslo"}), say("Rain.")])
     agent = LlmAgent(name="weather", model=model, tools=[to_adk(FunctionTool(forecast))])
     sessions = InMemorySessionService()
     runner = Runner(app_name="app", agent=agent, session_service=sessions)
