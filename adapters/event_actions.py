@@ -8,8 +8,8 @@ a result that asks for nothing carries none; a value of the wrong type is ignore
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final, TypeGuard, cast
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal, TypeGuard, cast
 
 from adapters.meta_keys import (
     ARTIFACT_DELTA_META_KEY,
@@ -21,10 +21,18 @@ from adapters.meta_keys import (
 
 __all__ = ["CARRIED_ACTIONS", "actions_from_meta", "actions_to_meta"]
 
-_FLAGS: Final = {ESCALATE_META_KEY: "escalate", SKIP_SUMMARIZATION_META_KEY: "skip_summarization"}
-_NAMES: Final = {TRANSFER_TO_AGENT_META_KEY: "transfer_to_agent", TRANSFER_REASON_META_KEY: "transfer_reason"}
+_Kind = Literal["flag", "name", "delta"]
 
-CARRIED_ACTIONS: Final = frozenset([*_FLAGS.values(), *_NAMES.values(), "artifact_delta"])
+_CARRIED: Final[tuple[tuple[str, str, _Kind], ...]] = (
+    (ESCALATE_META_KEY, "escalate", "flag"),
+    (SKIP_SUMMARIZATION_META_KEY, "skip_summarization", "flag"),
+    (TRANSFER_TO_AGENT_META_KEY, "transfer_to_agent", "name"),
+    (TRANSFER_REASON_META_KEY, "transfer_reason", "name"),
+    (ARTIFACT_DELTA_META_KEY, "artifact_delta", "delta"),
+)
+"""Each carried action: its `_meta` key, its `EventActions` field, and what a value of it must be."""
+
+CARRIED_ACTIONS: Final = frozenset(field for _key, field, _kind in _CARRIED)
 """The `EventActions` fields (snake_case) that cross MCP."""
 
 
@@ -33,35 +41,27 @@ def actions_to_meta(actions: Mapping[str, Any]) -> dict[str, Any]:
 
     A flag is written only when true, a name only when non-empty, `artifact_delta` only when it names a file.
     """
-    meta: dict[str, Any] = {}
-    for key, field in _FLAGS.items():
-        if actions.get(field) is True:
-            meta[key] = True
-    for key, field in _NAMES.items():
-        value = actions.get(field)
-        if isinstance(value, str) and value:
-            meta[key] = value
-    delta = actions.get("artifact_delta")
-    if _is_artifact_delta(delta) and delta:
-        meta[ARTIFACT_DELTA_META_KEY] = dict(delta)
-    return meta
+    return _carried(actions, ((field, key, kind) for key, field, kind in _CARRIED))
 
 
 def actions_from_meta(meta: Mapping[str, Any] | None) -> dict[str, Any]:
     """The `EventActions` fields (snake_case) a result's `_meta` carries; missing or malformed entries are left out."""
     if not meta:
         return {}
+    return _carried(meta, _CARRIED)
+
+
+def _carried(source: Mapping[str, Any], renames: Iterable[tuple[str, str, _Kind]]) -> dict[str, Any]:
+    """The entries of `source` that are set and well formed, each under its new name."""
     found: dict[str, Any] = {}
-    for key, field in _FLAGS.items():
-        if meta.get(key) is True:
-            found[field] = True
-    for key, field in _NAMES.items():
-        value = meta.get(key)
-        if isinstance(value, str) and value:
-            found[field] = value
-    delta = meta.get(ARTIFACT_DELTA_META_KEY)
-    if _is_artifact_delta(delta) and delta:
-        found["artifact_delta"] = dict(delta)
+    for name, renamed, kind in renames:
+        value = source.get(name)
+        if kind == "flag" and value is True:
+            found[renamed] = True
+        elif kind == "name" and isinstance(value, str) and value:
+            found[renamed] = value
+        elif kind == "delta" and _is_artifact_delta(value) and value:
+            found[renamed] = dict(value)
     return found
 
 

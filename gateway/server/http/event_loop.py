@@ -48,22 +48,32 @@ def _installed(module: str) -> bool:
     return True
 
 
+def _takes_fast(choice: str, *, fast: str, plain: str, what: str, option: str) -> bool:
+    """Whether `choice` (`auto`, `fast` or `plain`) means the fast module `fast` on this machine.
+
+    Raises:
+        ConfigError: `fast` was asked for and does not import; the message says how to install it.
+    """
+    if choice == plain:
+        return False
+    if _installed(fast):
+        return True
+    if choice == fast:
+        raise ConfigError(
+            f"The {fast} {what} was asked for ({option} {fast}) but {fast} is not installed: {_INSTALL}, "
+            f"or use {option} auto ({fast} when installed) or {option} {plain}."
+        )
+    return False
+
+
 def chosen_loop(choice: LoopChoice = "auto") -> Loop:
     """The event loop `choice` means on this machine.
 
     Raises:
         ConfigError: `uvloop` was asked for and does not import; the message says how to install it.
     """
-    if choice == "asyncio":
-        return "asyncio"
-    if _installed("uvloop"):
-        return "uvloop"
-    if choice == "uvloop":
-        raise ConfigError(
-            f"The uvloop event loop was asked for (--loop uvloop) but uvloop is not installed: {_INSTALL}, "
-            "or use --loop auto (uvloop when installed) or --loop asyncio."
-        )
-    return "asyncio"
+    fast = _takes_fast(choice, fast="uvloop", plain="asyncio", what="event loop", option="--loop")
+    return "uvloop" if fast else "asyncio"
 
 
 def chosen_http_parser(choice: HttpParserChoice = "auto") -> HttpParser:
@@ -72,16 +82,8 @@ def chosen_http_parser(choice: HttpParserChoice = "auto") -> HttpParser:
     Raises:
         ConfigError: `httptools` was asked for and does not import; the message says how to install it.
     """
-    if choice == "h11":
-        return "h11"
-    if _installed("httptools"):
-        return "httptools"
-    if choice == "httptools":
-        raise ConfigError(
-            f"The httptools HTTP parser was asked for (--http-parser httptools) but httptools is not installed: "
-            f"{_INSTALL}, or use --http-parser auto (httptools when installed) or --http-parser h11."
-        )
-    return "h11"
+    fast = _takes_fast(choice, fast="httptools", plain="h11", what="HTTP parser", option="--http-parser")
+    return "httptools" if fast else "h11"
 
 
 def running_loop() -> Loop:

@@ -146,21 +146,32 @@ class RequestObservation:
         to annotate on the fast lane. `started`: when the request arrived (`time.perf_counter()`; default: now).
         """
         record = RequestRecord(method=method, name=name, tool=UNKNOWN_TOOL if method == "tools/call" else "")
-        token = _current.set(record)
-        if started is None:
-            started = time.perf_counter()
-        try:
+        with self._observed(record, time.perf_counter() if started is None else started):
             yield record
+
+    @contextlib.contextmanager
+    def _observed(
+        self, record: RequestRecord, started: float, ctx: ServerRequestContext[Any, Any] | None = None
+    ) -> Generator[None]:
+        """`record` is the request in progress while the block runs; told to the observers when it ends.
+
+        With `ctx` (the middleware's request) a JSON-RPC error leaving the block is the request's answer, and the
+        SDK's span gets the gateway's attributes; without it (the fast lane) any exception is an `internal_error`.
+        """
+        token = _current.set(record)
+        try:
+            yield
         except anyio.get_cancelled_exc_class():
             record.outcome = "cancelled"
             raise
-        except Exception:
-            record.error_code = types.INTERNAL_ERROR
-            record.outcome = "internal_error"
+        except Exception as exc:
+            _note_failure(record, exc if ctx is not None else None)
             raise
         finally:
             record.duration = time.perf_counter() - started
             _current.reset(token)
+            if ctx is not None:
+                tracing.annotate_server_span(ctx, record.upstream, record.session_owner)
             self._tell(record)
 
     def _tell(self, record: RequestRecord) -> None:
@@ -180,31 +191,22 @@ class RequestObservation:
             record.tool = UNKNOWN_TOOL
             name = ctx.params.get("name") if ctx.params else None
             record.name = name if isinstance(name, str) else ""
-        token = _current.set(record)
-        started = time.perf_counter()
-        try:
+        with self._observed(record, time.perf_counter(), ctx):
             result = await call_next(ctx)
             record.outcome = _outcome_of(result)
             return result
-        except MCPError as exc:
-            record.error_code = exc.error.code
-            record.outcome = error_outcome(exc.error.code)
-            if record.outcome == "invalid_params" and record.tool == UNKNOWN_TOOL:
-                record.outcome = "unknown_tool"
-            raise
-        except ValidationError:
-            record.error_code = types.INVALID_PARAMS
-            record.outcome = "invalid_params"
-            raise
-        except anyio.get_cancelled_exc_class():
-            record.outcome = "cancelled"
-            raise
-        except Exception:
-            record.error_code = types.INTERNAL_ERROR
-            record.outcome = "internal_error"
-            raise
-        finally:
-            record.duration = time.perf_counter() - started
-            _current.reset(token)
-            tracing.annotate_server_span(ctx, record.upstream, record.session_owner)
-            self._tell(record)
+
+
+def _note_failure(record: RequestRecord, answer: Exception | None) -> None:
+    """How a request ended that raised: with its JSON-RPC error `answer`, else an `internal_error`."""
+    if isinstance(answer, MCPError):
+        record.error_code = answer.error.code
+        record.outcome = error_outcome(answer.error.code)
+        if record.outcome == "invalid_params" and record.tool == UNKNOWN_TOOL:
+            record.outcome = "unknown_tool"
+    elif isinstance(answer, ValidationError):
+        record.error_code = types.INVALID_PARAMS
+        record.outcome = "invalid_params"
+    else:
+        record.error_code = types.INTERNAL_ERROR
+        record.outcome = "internal_error"
