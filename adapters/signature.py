@@ -37,7 +37,7 @@ from pydantic.fields import FieldInfo
 from adapters.declaration import FunctionDeclaration
 from adapters.media import Media
 
-__all__ = ["ParametersModel", "callable_name", "function_to_declaration", "parameters_model"]
+__all__ = ["ParametersModel", "callable_name", "callable_target", "function_to_declaration", "parameters_model"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,8 +89,9 @@ def callable_name(func: Callable[..., Any]) -> str:
     return name if isinstance(name, str) else type(func).__name__
 
 
-def _target(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The function whose annotations describe `func` (a callable object's `__call__`, a partial's function)."""
+def callable_target(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The function whose code runs and whose annotations describe `func`: a partial's function, a callable
+    object's `__call__`, else `func` itself."""
     while isinstance(func, functools.partial):
         func = func.func  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
     if not (inspect.isfunction(func) or inspect.ismethod(func)) and callable(func):
@@ -101,7 +102,7 @@ def _target(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
-    target = _target(func)
+    target = callable_target(func)
     try:
         return typing.get_type_hints(target, include_extras=True)
     except (NameError, TypeError, AttributeError) as exc:
@@ -114,7 +115,7 @@ def _type_hints(func: Callable[..., Any]) -> dict[str, Any]:
 def _docstring_text(func: Callable[..., Any]) -> str:
     # The target's own docstring first: `inspect.getdoc` on a callable object's undocumented `__call__` would
     # find `type.__call__`'s "Call self as a function."; the object's class docstring is the better fallback.
-    own = getattr(_target(func), "__doc__", None)
+    own = getattr(callable_target(func), "__doc__", None)
     text = inspect.cleandoc(own) if isinstance(own, str) and own.strip() else inspect.getdoc(func)
     return text or ""
 

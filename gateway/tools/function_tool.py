@@ -15,7 +15,7 @@ import pydantic_core
 from pydantic.fields import FieldInfo
 
 from adapters import FunctionDeclaration, function_to_declaration, parameters_model
-from adapters.signature import callable_name
+from adapters.signature import callable_name, callable_target
 from gateway.errors import ToolDefinitionError
 from gateway.tools._json_kinds import kind_mismatches
 from gateway.tools.base_tool import BaseTool
@@ -45,17 +45,6 @@ def missing_arguments_error(tool_name: str, missing: list[str]) -> dict[str, str
     }
 
 
-def _unwrap(func: Callable[..., Any]) -> Callable[..., Any]:
-    """The function whose code runs: a partial's function, a callable object's `__call__`."""
-    while isinstance(func, functools.partial):
-        func = func.func  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if not (inspect.isfunction(func) or inspect.ismethod(func)):
-        call = getattr(func, "__call__", None)  # noqa: B004 - a callable object's annotations live on __call__
-        if call is not None:
-            return call
-    return func
-
-
 def _is_context_hint(hint: Any) -> bool:
     # `Optional[ToolContext]` counts too, as in ADK.
     return hint is ToolContext or ToolContext in typing.get_args(hint)
@@ -64,7 +53,7 @@ def _is_context_hint(hint: Any) -> bool:
 def _context_parameter(func: Callable[..., Any], parameters: Mapping[str, inspect.Parameter]) -> str | None:
     """The parameter that receives the ToolContext: the first one typed `ToolContext`, else one named so."""
     try:
-        hints = typing.get_type_hints(_unwrap(func))
+        hints = typing.get_type_hints(callable_target(func))
     except (NameError, TypeError, AttributeError):
         # Unresolvable hints are reported by the schema builder; here only a string annotation can help.
         hints = {name: p.annotation for name, p in parameters.items()}
@@ -87,7 +76,7 @@ def _takes_context(predicate: Callable[..., Any]) -> bool:
 
 
 def _kind(func: Callable[..., Any]) -> _Kind:
-    target = _unwrap(func)
+    target = callable_target(func)
     if inspect.isasyncgenfunction(target):
         return "async_generator"
     if inspect.isgeneratorfunction(target):
