@@ -153,10 +153,11 @@ class OAuth2(_Scheme):
 
 
 class OpenIdConnect(_Scheme):
-    """OpenID Connect, discovered from `openIdConnectUrl`."""
+    """OpenID Connect, discovered from `openIdConnectUrl`; `scopes` to ask for (`openid` alone when None)."""
 
     type_: Literal[AuthSchemeType.openIdConnect] = Field(default=AuthSchemeType.openIdConnect, alias="type")
     openIdConnectUrl: str
+    scopes: list[str] | None = None
 
 
 class OpenIdConnectWithConfig(_Scheme):

@@ -31,6 +31,7 @@ from gateway.errors import ConfigError, ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
 from gateway.server.sign_in.oauth_tokens import TokenError, TokenRequest
+from gateway.server.sign_in.openid_discovery import DiscoveryError, with_discovered_endpoints
 from gateway.server.sign_in.records import SignInRecords
 from gateway.server.sign_in.secret_entry import ENTRY_PATH, entry_fields
 from gateway.server.sign_in.sign_ins import CALLBACK_PATH, LINK_PATH, SignIns, authorization_endpoints
@@ -166,12 +167,17 @@ class CallCredentials:
         """
         key = config.credential_key or ""
         store, principal = self._server.store, self._identity.principal
+        try:
+            config = await with_discovered_endpoints(config)
+        except DiscoveryError as exc:
+            return _error(f"Tool {self._tool} asked for an OpenID Connect sign-in, but {exc}")
         endpoints = authorization_endpoints(config)
         if endpoints is None and entry_fields(config) is None:
             return _error(
                 f"Tool {self._tool} asked for a credential of a kind this server cannot ask the user for "
-                f"({type(config.auth_scheme).__name__}): it signs users in with OAuth2 authorization code or "
-                "OpenID Connect, and asks for API keys, bearer tokens and passwords on its own page."
+                f"({type(config.auth_scheme).__name__}): it signs users in with an OAuth2 authorization-code flow "
+                "or OpenID Connect, and asks for API keys, bearer tokens and passwords on its own page; OAuth2 "
+                "client-credentials, implicit and password flows and service accounts are not asked for."
             )
         stored = await store.load(principal, key)
         if endpoints is not None and stored is not None and key not in self._refreshed:
