@@ -8,6 +8,8 @@
   from the calling tool context (`get_auth_response`); without one, `SignInRequired` is raised and the tool asks for
   it with `tool_context.request_credential` — an ADK agent sees `adk_request_credential`, a client of our server a
   sign-in (URL elicitation). Sessions are kept apart per user.
+- A Google service account (`AuthCredential(auth_type='serviceAccount')`) is refused, saying what to do instead:
+  exchanging one takes google-auth's blocking token requests, which the toolset does not make.
 """
 
 from __future__ import annotations
@@ -165,8 +167,22 @@ def credential_from_adk(
     return _credential(config), config
 
 
+_SERVICE_ACCOUNT_REFUSED: Final = (
+    "McpToolset does not exchange a Google service account (auth_credential of auth_type 'serviceAccount', e.g. "
+    "from google-adk's service_account_scheme_credential) for a token. It authenticates with: an API key, an HTTP "
+    "bearer token or basic password, an OAuth2 access token, OAuth2 client credentials (client id and secret at the "
+    "flow's tokenUrl), and OAuth2 authorization code or OpenID Connect (each user signs in). Instead, get the token "
+    "with google-auth (google.auth.default(scopes=...) or service_account.Credentials.from_service_account_info(...), "
+    "then refresh()) and pass it as auth_credential=AuthCredential(auth_type='oauth2', "
+    "oauth2=OAuth2Auth(access_token=...)), or, to renew it as it expires, give header_provider= a function of the "
+    "context (sync or async) returning {'Authorization': 'Bearer <token>'}."
+)
+
+
 def _credential(config: AuthConfig) -> Credential:
     scheme, credential = config.auth_scheme, config.raw_auth_credential
+    if credential is not None and credential.service_account is not None:
+        raise ConfigError(_SERVICE_ACCOUNT_REFUSED)
     if credential is not None:
         fixed = _headers(scheme, credential)
         if fixed is not None:
