@@ -17,6 +17,9 @@ from gateway.tools import ReadonlyContext
 
 __all__ = ["UpstreamContent"]
 
+_Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
+_Entry = TypeVar("_Entry")
+
 
 class UpstreamContent:
     """Resources and prompts of the upstream that `_pool` reaches."""
@@ -25,14 +28,12 @@ class UpstreamContent:
 
     async def list_resources(self, readonly_context: ReadonlyContext | None = None) -> list[types.Resource]:
         """Every resource the upstream lists (all pages)."""
-
-        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Resource]:
-            return await _all_pages(
-                lambda cursor: session.client.list_resources(cursor=cursor, meta=session.meta),
-                lambda page: page.resources,
-            )
-
-        return await self._pool.request(readonly_context, "Listing the resources", list_all)
+        return await self._every(
+            readonly_context,
+            "resources",
+            lambda session, cursor: session.client.list_resources(cursor=cursor, meta=session.meta),
+            lambda page: page.resources,
+        )
 
     async def read_resource(
         self, uri: str, readonly_context: ReadonlyContext | None = None
@@ -46,14 +47,12 @@ class UpstreamContent:
 
     async def list_prompts(self, readonly_context: ReadonlyContext | None = None) -> list[types.Prompt]:
         """Every prompt the upstream lists (all pages)."""
-
-        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[types.Prompt]:
-            return await _all_pages(
-                lambda cursor: session.client.list_prompts(cursor=cursor, meta=session.meta),
-                lambda page: page.prompts,
-            )
-
-        return await self._pool.request(readonly_context, "Listing the prompts", list_all)
+        return await self._every(
+            readonly_context,
+            "prompts",
+            lambda session, cursor: session.client.list_prompts(cursor=cursor, meta=session.meta),
+            lambda page: page.prompts,
+        )
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, readonly_context: ReadonlyContext | None = None
@@ -65,20 +64,23 @@ class UpstreamContent:
             lambda _slot, session: session.client.get_prompt(name, arguments, meta=session.meta),
         )
 
+    async def _every(
+        self,
+        readonly_context: ReadonlyContext | None,
+        what: str,
+        fetch: Callable[[UpstreamSession, str | None], Awaitable[_Page]],
+        entries: Callable[[_Page], list[_Entry]],
+    ) -> list[_Entry]:
+        """Every entry of a paginated listing, following `next_cursor` to the end, on one session."""
 
-_Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
-_Entry = TypeVar("_Entry")
+        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[_Entry]:
+            collected: list[_Entry] = []
+            cursor: str | None = None
+            while True:
+                page = await fetch(session, cursor)
+                collected.extend(entries(page))
+                cursor = page.next_cursor
+                if not cursor:
+                    return collected
 
-
-async def _all_pages(
-    fetch: Callable[[str | None], Awaitable[_Page]], entries: Callable[[_Page], list[_Entry]]
-) -> list[_Entry]:
-    """Every entry of a paginated listing, following `next_cursor` to the end."""
-    collected: list[_Entry] = []
-    cursor: str | None = None
-    while True:
-        page = await fetch(cursor)
-        collected.extend(entries(page))
-        cursor = page.next_cursor
-        if not cursor:
-            return collected
+        return await self._pool.request(readonly_context, f"Listing the {what}", list_all)

@@ -116,26 +116,17 @@ UpstreamAuth = Annotated[
 
 def upstream_credential(auth: UpstreamAuth, *, key: str, url: str, config_path: str) -> Credential:
     """The credential an `auth` entry describes, for the upstream `key` at `url`."""
-    if isinstance(auth, ClientCredentialsAuth):
-        return ClientCredentials(
+    if isinstance(auth, ClientCredentialsAuth | TokenExchangeAuth):
+        grant = ClientCredentials if isinstance(auth, ClientCredentialsAuth) else TokenExchange
+        return grant(
             client_id=auth.client_id,
+            # Client credentials always have a secret (validated); without one, an empty secret is not sent either.
             client_secret=auth.client_secret or "",
             token_url=auth.token_url,
             issuer=auth.issuer,
             scope=auth.scope,
             resource=auth.resource_for(url),
             audience=auth.audience,
-            auth_method=auth.auth_method,
-        )
-    if isinstance(auth, TokenExchangeAuth):
-        return TokenExchange(
-            client_id=auth.client_id,
-            client_secret=auth.client_secret,
-            token_url=auth.token_url,
-            issuer=auth.issuer,
-            audience=auth.audience,
-            resource=auth.resource_for(url),
-            scope=auth.scope,
             auth_method=auth.auth_method,
         )
     if isinstance(auth, OAuthLoginAuth):

@@ -1,13 +1,14 @@
 """OAuth 2.0 pieces that both the client side (outbound credentials) and the server side (sign-ins) use.
 
-How a client authenticates to a token endpoint (`client_authentication`), the token endpoint and its grants
-(`token_endpoint`), an issuer's metadata (`discovery`), PKCE (`pkce`) and the loopback listener a redirect comes
-back to (`redirect_listener`). Neutral ground: this package imports neither `gateway.client`, `gateway.hub` nor
-`gateway.server` (tests/test_layering.py), so the server can use it without reaching the client.
+How a client authenticates to a token endpoint (`client_authentication`); the token endpoint and its grants
+(`token_endpoint`); an issuer's metadata, and an endpoint named by URL or by issuer (`discovery`); PKCE (`pkce`);
+the loopback listener a redirect comes back to (`redirect_listener`). Neutral ground: this package imports neither
+`gateway.client`, `gateway.hub` nor `gateway.server` (tests/test_layering.py), so the server can use it without
+reaching the client.
 """
 
 from gateway.oauth.client_authentication import ClientAuthMethod, authenticate_client
-from gateway.oauth.discovery import discover_token_endpoint, discovery_urls
+from gateway.oauth.discovery import ConfiguredEndpoint, discover_token_endpoint, discovery_urls
 from gateway.oauth.pkce import challenge_parameters, new_code_verifier, pkce_challenge
 from gateway.oauth.redirect_listener import redirect_listener
 from gateway.oauth.token_endpoint import (
@@ -22,6 +23,7 @@ __all__ = [
     "ACCESS_TOKEN_TYPE",
     "TOKEN_EXCHANGE_GRANT",
     "ClientAuthMethod",
+    "ConfiguredEndpoint",
     "IssuedToken",
     "TokenEndpoint",
     "TokenError",

@@ -1,4 +1,8 @@
-"""Where an issuer publishes its metadata (RFC 8414 §3.1, OpenID Connect Discovery §4), and its token endpoint."""
+"""Where an issuer publishes its metadata (RFC 8414 §3.1, OpenID Connect Discovery §4), and its token endpoint.
+
+`ConfiguredEndpoint` is a client's token endpoint as a config names it: by URL, or by issuer (discovered on first
+use and kept).
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,11 @@ from urllib.parse import urlparse
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gateway._http_clients import REQUEST_FAILED, http_client
-from gateway.errors import CredentialError
+from gateway.errors import ConfigError, CredentialError
+from gateway.oauth.client_authentication import ClientAuthMethod
+from gateway.oauth.token_endpoint import TokenEndpoint
 
-__all__ = ["discover_token_endpoint", "discovery_urls"]
+__all__ = ["ConfiguredEndpoint", "discover_token_endpoint", "discovery_urls"]
 
 _TIMEOUT: Final = 30.0
 _OK: Final = 200
@@ -70,3 +76,49 @@ async def discover_token_endpoint(issuer: str) -> str:
         f"The authorization server {issuer} publishes no metadata (tried {', '.join(candidates)}); "
         "set 'tokenUrl' instead of 'issuer'."
     )
+
+
+class ConfiguredEndpoint:
+    """A client at a token endpoint named by its URL or by its issuer; the issuer's metadata is read on first use.
+
+    Args:
+        client_id: the client's id at the authorization server.
+        client_secret: its secret (None or empty: none is sent).
+        auth_method: how the client authenticates at the token endpoint.
+        token_url: the token endpoint; or give `issuer`.
+        issuer: the authorization server's issuer URL.
+        needs: who needs one of the two, for the message (e.g. "Token exchange needs").
+
+    Raises:
+        ConfigError: both or neither of `token_url` and `issuer` were given.
+    """
+
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: str | None,
+        auth_method: ClientAuthMethod,
+        *,
+        token_url: str | None,
+        issuer: str | None,
+        needs: str,
+    ) -> None:
+        if (token_url is None) == (issuer is None):
+            raise ConfigError(f"{needs} either 'tokenUrl' or 'issuer' (to discover the token URL).")
+        self.client_id = client_id
+        self._client = (client_id, client_secret, auth_method)
+        self.location = str(token_url or issuer)
+        """The token URL, or the issuer's (for messages)."""
+        self._token_url = token_url
+        self._endpoint: TokenEndpoint | None = None
+
+    async def endpoint(self) -> TokenEndpoint:
+        """The token endpoint (discovered from the issuer the first time).
+
+        Raises:
+            CredentialError: the issuer's metadata cannot be read, or names another issuer.
+        """
+        if self._endpoint is None:
+            url = self._token_url or await discover_token_endpoint(self.location)
+            self._endpoint = TokenEndpoint(url, *self._client)
+        return self._endpoint

@@ -7,8 +7,7 @@ import logging
 import anyio
 
 from gateway.client.credentials.credential import SharedTokenCredential
-from gateway.errors import ConfigError
-from gateway.oauth import ClientAuthMethod, IssuedToken, TokenEndpoint, discover_token_endpoint
+from gateway.oauth import ClientAuthMethod, ConfiguredEndpoint, IssuedToken
 
 __all__ = ["ClientCredentials"]
 
@@ -42,29 +41,16 @@ class ClientCredentials(SharedTokenCredential):
         audience: str | None = None,
         auth_method: ClientAuthMethod = "client_secret_basic",
     ) -> None:
-        if (token_url is None) == (issuer is None):
-            raise ConfigError("Client credentials need either 'tokenUrl' or 'issuer' (to discover the token URL).")
         super().__init__()
-        self._client_id = client_id
-        self._client_secret = client_secret
-        self._token_url = token_url
-        self._issuer = issuer
-        self._scope = scope
-        self._resource = resource
-        self._audience = audience
-        self._auth_method: ClientAuthMethod = auth_method
-        self._endpoint: TokenEndpoint | None = None
+        self._where = ConfiguredEndpoint(
+            client_id, client_secret, auth_method, token_url=token_url, issuer=issuer, needs="Client credentials need"
+        )
+        self._asked = {"scope": scope, "resource": resource, "audience": audience}
         self._issued: IssuedToken | None = None
         self._lock = anyio.Lock()
 
     def describe(self) -> str:
-        return f"OAuth client credentials (client {self._client_id!r} at {self._token_url or self._issuer})"
-
-    async def _token_endpoint(self) -> TokenEndpoint:
-        if self._endpoint is None:
-            url = self._token_url or await discover_token_endpoint(str(self._issuer))
-            self._endpoint = TokenEndpoint(url, self._client_id, self._client_secret, self._auth_method)
-        return self._endpoint
+        return f"OAuth client credentials (client {self._where.client_id!r} at {self._where.location})"
 
     async def token(self, *, rejected: str | None = None) -> str | None:
         """The current token, fetched anew when it is about to expire or was just refused.
@@ -76,9 +62,7 @@ class ClientCredentials(SharedTokenCredential):
             issued = self._issued
             if issued is not None and issued.fresh() and issued.access_token != rejected:
                 return issued.access_token
-            endpoint = await self._token_endpoint()
-            self._issued = await endpoint.client_credentials(
-                scope=self._scope, resource=self._resource, audience=self._audience
-            )
-            logger.info("Fetched a client-credentials token for %s from %s.", self._client_id, endpoint.url)
+            endpoint = await self._where.endpoint()
+            self._issued = await endpoint.client_credentials(**self._asked)
+            logger.info("Fetched a client-credentials token for %s from %s.", self._where.client_id, endpoint.url)
             return self._issued.access_token

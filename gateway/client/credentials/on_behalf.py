@@ -19,8 +19,8 @@ import anyio
 import httpx2
 
 from gateway.client.credentials.credential import BearerAuth, Credential, SubjectToken
-from gateway.errors import ConfigError, CredentialError
-from gateway.oauth import ClientAuthMethod, IssuedToken, TokenEndpoint, discover_token_endpoint
+from gateway.errors import CredentialError
+from gateway.oauth import ClientAuthMethod, ConfiguredEndpoint, IssuedToken
 from gateway.tools import ReadonlyContext
 
 __all__ = ["PassThrough", "TokenExchange"]
@@ -114,21 +114,16 @@ class TokenExchange(_PrincipalCredential):
         auth_method: ClientAuthMethod = "client_secret_basic",
         subject_token: SubjectToken | None = None,
     ) -> None:
-        if (token_url is None) == (issuer is None):
-            raise ConfigError("Token exchange needs either 'tokenUrl' or 'issuer' (to discover the token URL).")
         super().__init__(subject_token)
-        self._client = (client_id, client_secret, auth_method)
-        self._token_url = token_url
-        self._issuer = issuer
-        self._audience = audience
-        self._resource = resource
-        self._scope = scope
-        self._endpoint: TokenEndpoint | None = None
+        self._where = ConfiguredEndpoint(
+            client_id, client_secret, auth_method, token_url=token_url, issuer=issuer, needs="Token exchange needs"
+        )
+        self._asked = {"audience": audience, "resource": resource, "scope": scope}
         self._issued: dict[str, tuple[str, IssuedToken]] = {}
         self._locks: defaultdict[str, anyio.Lock] = defaultdict(anyio.Lock)
 
     def describe(self) -> str:
-        return f"OAuth token exchange (client {self._client[0]!r} at {self._token_url or self._issuer})"
+        return f"OAuth token exchange (client {self._where.client_id!r} at {self._where.location})"
 
     async def token_for(self, principal: str, rejected: str | None) -> str | None:
         async with self._locks[principal]:
@@ -138,14 +133,10 @@ class TokenExchange(_PrincipalCredential):
                 held_subject, issued = held
                 if held_subject == subject and issued.fresh() and issued.access_token != rejected:
                     return issued.access_token
-            if self._endpoint is None:
-                url = self._token_url or await discover_token_endpoint(str(self._issuer))
-                self._endpoint = TokenEndpoint(url, *self._client)
-            issued = await self._endpoint.exchange(
-                subject, audience=self._audience, resource=self._resource, scope=self._scope
-            )
+            endpoint = await self._where.endpoint()
+            issued = await endpoint.exchange(subject, **self._asked)
             self._issued[principal] = (subject, issued)
-            logger.debug("Exchanged the token of principal %r at %s.", principal, self._endpoint.url)
+            logger.debug("Exchanged the token of principal %r at %s.", principal, endpoint.url)
             return issued.access_token
 
 
