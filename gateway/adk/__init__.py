@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gateway.adk._kind import MODEL_SIDE_HINT, AdkKind, adk_kind, is_code_executor
+from gateway.adk._kind import MODEL_SIDE_HINT, AdkKind, adk_kind, is_code_executor, is_memory_service
 from gateway.errors import MissingExtraError
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ __all__ = [
     "adk_kind",
     "from_adk",
     "is_code_executor",
+    "is_memory_service",
     "require_adk",
     "to_adk",
 ]

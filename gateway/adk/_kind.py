@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-__all__ = ["MODEL_SIDE_HINT", "AdkKind", "adk_kind", "is_code_executor"]
+__all__ = ["MODEL_SIDE_HINT", "AdkKind", "adk_kind", "is_code_executor", "is_memory_service"]
 
 AdkKind = Literal["tool", "toolset", "agent"]
 
 _CODE_EXECUTOR: Final = ("google.adk.code_executors.base_code_executor", "BaseCodeExecutor")
+_MEMORY_SERVICE: Final = ("google.adk.memory.base_memory_service", "BaseMemoryService")
 
 MODEL_SIDE_HINT: Final = (
     "it works inside the model request instead of being called: the model itself runs google-adk's built-ins "
@@ -41,3 +42,8 @@ def adk_kind(obj: object) -> AdkKind | None:
 def is_code_executor(obj: object) -> bool:
     """Whether `obj` is a google-adk code executor (`BuiltInCodeExecutor`, ...), an agent's, not a tool."""
     return any((cls.__module__, cls.__qualname__) == _CODE_EXECUTOR for cls in type(obj).__mro__)
+
+
+def is_memory_service(obj: object) -> bool:
+    """Whether `obj` is a google-adk memory service (`InMemoryMemoryService`, any `BaseMemoryService`)."""
+    return any((cls.__module__, cls.__qualname__) == _MEMORY_SERVICE for cls in type(obj).__mro__)

@@ -16,11 +16,13 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
 from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
+from google.adk.memory import BaseMemoryService
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.tools.tool_confirmation import ToolConfirmation as AdkToolConfirmation
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 
 from gateway.adk.auth import auth_config_from_adk, auth_config_to_adk, auth_credential_from_adk, auth_credential_to_adk
+from gateway.adk.memory_bridge import RunnerMemory, adk_memory_service
 from gateway.tools import AuthCredential, ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
 
 __all__ = [
@@ -39,13 +41,19 @@ _SESSIONLESS = "mcp"
 
 
 def _invocation(
-    context: ReadonlyContext, state: Mapping[str, Any], sessions: BaseSessionService, *, streaming: bool = False
+    context: ReadonlyContext,
+    state: Mapping[str, Any],
+    sessions: BaseSessionService,
+    *,
+    streaming: bool = False,
+    memory: BaseMemoryService | None = None,
 ) -> InvocationContext:
     session = Session(
         id=context.session_id or _SESSIONLESS, app_name=context.app_name, user_id=context.user_id, state=dict(state)
     )
     return InvocationContext(
         session_service=sessions,
+        memory_service=memory,
         invocation_id=context.invocation_id,
         session=session,
         live_request_queue=LiveRequestQueue() if streaming else None,
@@ -88,7 +96,13 @@ def adk_tool_context(context: ToolContext, sessions: BaseSessionService, *, stre
     """
     confirmation = context.tool_confirmation
     return _ServedToolContext(
-        _invocation(context, context.state.to_dict(), sessions, streaming=streaming),
+        _invocation(
+            context,
+            context.state.to_dict(),
+            sessions,
+            streaming=streaming,
+            memory=adk_memory_service(context.memory_service, app_name=context.app_name),
+        ),
         gateway_context=context,
         function_call_id=context.function_call_id,
         tool_confirmation=None
@@ -185,6 +199,7 @@ def gateway_tool_context(
         if confirmation is None
         else ToolConfirmation(hint=confirmation.hint, confirmed=confirmation.confirmed, payload=confirmation.payload),
         client=client,
+        memory_service=RunnerMemory(adk_context),
         app_name=session.app_name,
         user_id=session.user_id,
         session_id=session.id,

@@ -23,6 +23,7 @@ from typing import Any, Final, cast
 import pydantic
 from google.adk.agents import BaseAgent, LlmAgent
 from google.adk.events import Event
+from google.adk.memory import BaseMemoryService
 from google.adk.runners import Runner
 from google.adk.sessions import BaseSessionService, InMemorySessionService
 from google.genai import types as genai_types
@@ -31,6 +32,7 @@ from google.genai.types import FunctionCall
 from adapters import FunctionDeclaration
 from gateway.adk._agent_credentials import CREDENTIAL_CALL, credential_answer
 from gateway.adk.declarations import json_schema_of
+from gateway.adk.memory_bridge import AdkMemoryService, adk_memory_service
 from gateway.adk.served_tool import media_list, typed_part
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
 
@@ -219,6 +221,9 @@ class _AgentRunTool(BaseTool):
         request = args.get("request")
         if not isinstance(request, str):
             return {"error": f"Invoking `{self.name}()` needs a `request` string, got {request!r:.80}."}
+        if self._runner.memory_service is None or isinstance(self._runner.memory_service, AdkMemoryService):
+            # Unless the agent was given a memory service of its own, its memory is the server's (per server user).
+            self._runner.memory_service = adk_memory_service(context.memory_service, app_name=context.app_name)
         delta, asked = await self._open_session(context, request)
         final: Event | None = None
         error: str | None = None
@@ -274,14 +279,24 @@ class AgentToolset(BaseToolset):
         agent: the root agent.
         session_service: where the ADK sessions (the conversations) live; default in memory, lost on a restart.
             Give google-adk's own `SqliteSessionService(path)` (or `DatabaseSessionService`) to keep them.
+        memory_service: the agent's long-term memory (`load_memory`, `preload_memory`); default: the memory of the
+            server that serves it.
     """
 
-    def __init__(self, agent: BaseAgent, *, session_service: BaseSessionService | None = None) -> None:
+    def __init__(
+        self,
+        agent: BaseAgent,
+        *,
+        session_service: BaseSessionService | None = None,
+        memory_service: BaseMemoryService | None = None,
+    ) -> None:
         super().__init__()
         self.agent = agent
         self.source_name = f"google-adk agent {agent.name}"
         self._sessions = session_service or InMemorySessionService()
-        self._runner = Runner(app_name=agent.name, agent=agent, session_service=self._sessions)
+        self._runner = Runner(
+            app_name=agent.name, agent=agent, session_service=self._sessions, memory_service=memory_service
+        )
         self._tool = _AgentRunTool(agent, self._runner, self._sessions)
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:

@@ -180,6 +180,10 @@ def run_serve(args: argparse.Namespace) -> int:
     }
     if args.session_retention is not None:
         options["session_retention"] = args.session_retention
+    if config is not None and config.memory:
+        from gateway.config.memory_choice import memory_service_from_config
+
+        options["memory_service"] = memory_service_from_config(config.memory, config.base)
     if config is not None:
         # A config is read again on SIGHUP (and, with --watch, when its files change): `gateway.hub.reloader`.
         # Until the reloader listens, a SIGHUP (one a supervisor passes on to a starting worker) is ignored, not fatal.

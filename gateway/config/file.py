@@ -175,6 +175,10 @@ class GatewayConfig(BaseModel):
     state: str | None = None
     """Where session, `user:` and `app:` state lives: a SQLite file or a `redis://` URL (`--state` and
     `$ADK_MCP_GATEWAY_STATE` win over it)."""
+    memory: str | None = None
+    """Where the users' long-term memory lives (`tool_context.search_memory`, google-adk's `load_memory`): a SQLite
+    file, or `module:attr` / `path/to/file.py:attr` naming a memory service (ours, or google-adk's
+    `BaseMemoryService`); default: the state's SQLite file (`gateway.config.memory_choice`). Read at start."""
     sealing_key: str | None = None
     """The secret(s) sealing modern clients' `requestState`, shared by every replica (`gateway.server.sealing`);
     write it as `${VAR}` rather than in the file."""

@@ -16,7 +16,7 @@ from gateway.errors import ConfigError, MissingExtraError, ToolDefinitionError
 from gateway.tools import BaseTool, BaseToolset
 from gateway.tools.tool_union import as_tool
 
-__all__ = ["load_agent", "load_tools"]
+__all__ = ["load_agent", "load_object", "load_tools"]
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -147,6 +147,19 @@ def load_tools(reference: str) -> list[BaseTool | BaseToolset]:
     if isinstance(value, list | tuple):
         return [_coerce(item, f"{reference}[{index}]") for index, item in enumerate(value)]  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     return [_coerce(value, reference)]
+
+
+def load_object(reference: str) -> object:
+    """The object `package.module:attr` (or `path/to/file.py:attr`) names.
+
+    Raises:
+        ConfigError: the module cannot be imported or has no such attribute.
+    """
+    module_part, _, attr = reference.rpartition(":")
+    module = _import_file(Path(module_part)) if _is_path(module_part) else _import_module(module_part)
+    if not attr or not hasattr(module, attr):
+        raise ConfigError(f"{reference!r}: module {module_part!r} has no attribute {attr!r}.")
+    return getattr(module, attr)
 
 
 def load_agent(reference: str) -> BaseTool | BaseToolset:

@@ -35,7 +35,7 @@ from gateway.server.state_attempts import StateAttempts
 from gateway.server.tool_call import Invoke, ToolCall, error_result, schema_errors
 from gateway.server.tool_listing import ToolListing
 from gateway.state import StateScope, StateStore
-from gateway.tools import ArtifactService, ReadonlyContext
+from gateway.tools import ArtifactService, MemoryService, ReadonlyContext
 from gateway.tools.context import InputRequired
 from gateway.tools.function_tool import FunctionTool
 
@@ -53,6 +53,7 @@ class ToolCalls:
     policy: Policy | None
     state_store: StateStore
     artifact_service: ArtifactService
+    memory_service: MemoryService | None
     relayed_calls: int
     """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.http.fast_lane`)."""
     relayed_listings: int
@@ -262,6 +263,7 @@ class ToolCalls:
             ToolCall.run,
             app_name=self.name,
             artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
             state_store=self.state_store,
             invoke=invoke,
         )

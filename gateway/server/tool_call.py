@@ -28,7 +28,7 @@ from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
 from gateway.server.sign_in.credential_requests import CallCredentials, no_credential_store
 from gateway.state import StateScope, StateStore
-from gateway.tools import ArtifactService, AuthCredential, EventActions, State, ToolConfirmation
+from gateway.tools import ArtifactService, AuthCredential, EventActions, MemoryService, State, ToolConfirmation
 from gateway.tools.confirmation import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 from gateway.tools.context import ClientFeatures, InputRequired, ToolContext
 from gateway.tools.state import scope_of
@@ -199,6 +199,7 @@ class ToolCall:
         confirmation: ToolConfirmation | None = None,
         invoke: Invoke | None = None,
         credentials: CallCredentials | None = None,
+        memory_service: MemoryService | None = None,
     ) -> types.CallToolResult:
         """Run the tool (again when it asks for a confirmation the client gives, or a credential); errors: `isError`.
 
@@ -212,13 +213,16 @@ class ToolCall:
                 result as it is, and passes an upstream's JSON-RPC error on); confirmation and state stay the same.
             credentials: the caller's credentials (`get_auth_response`) and the way to obtain one the tool requests
                 (`request_credential`); None on a server without a credential key.
+            memory_service: the users' long-term memory (`tool_context.search_memory`), if the server has one.
 
         Raises:
             InputRequired: a modern-era client must answer a question first (the call ends with its request).
             RoundEnded: `invoke` ended the round with an `InputRequiredResult` of its own.
             StaleState: the tool read state that another call changed meanwhile; nothing was written.
         """
-        outcome = await self._attempt(confirmation, app_name, artifact_service, invoke, credentials)
+        outcome = await self._attempt(
+            confirmation, app_name, artifact_service, invoke, credentials, memory_service=memory_service
+        )
         if isinstance(outcome, types.CallToolResult):
             return outcome
         result, context = outcome
@@ -245,6 +249,8 @@ class ToolCall:
         artifact_service: ArtifactService,
         invoke: Invoke | None,
         credentials: CallCredentials | None,
+        *,
+        memory_service: MemoryService | None = None,
     ) -> types.CallToolResult | tuple[types.CallToolResult, ToolContext]:
         """One run of the tool (more when it asks for a confirmation or a credential): a final result, or its result
         and context."""
@@ -266,6 +272,7 @@ class ToolCall:
                 function_call_id=call_id,
                 tool_confirmation=confirmation,
                 artifact_service=artifact_service,
+                memory_service=memory_service,
                 client=features,
                 progress_sink=ProgressReporter(features),
                 credentials=held,

@@ -38,13 +38,15 @@ from gateway.server.state_attempts import StateAttempts
 from gateway.server.tool_call import CONFIRM_FIELD
 from gateway.server.tool_listing import ToolListing
 from gateway.server.toolset_owners import ToolsetOwners
-from gateway.state import InMemoryStateStore, StateStore
+from gateway.state import InMemoryStateStore, SqliteMemoryService, StateStore
+from gateway.state.long_term_memory import default_memory_service
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.tools import (
     ArtifactService,
     BaseTool,
     BaseToolset,
     InMemoryArtifactService,
+    MemoryService,
     ReadonlyContext,
 )
 from gateway.tools.tool_union import ToolUnion
@@ -66,6 +68,9 @@ class ToolServer(ToolCalls):
         state_store: where session, `user:` and `app:` state lives (default: in memory; the CLI and `serve()`
             default to an embedded SQLite file).
         artifact_service: where artifacts live (default: in memory).
+        memory_service: the users' long-term memory (`tool_context.search_memory`, google-adk's `load_memory`);
+            default: full-text search in the state's SQLite file (`gateway.state.SqliteMemoryService`), in memory
+            beside an in-memory store, none beside another store.
         page_size: tools per `tools/list` page.
         request_state_keys: secrets (≥ 32 bytes) sealing the modern era's `requestState`; needed when several
             processes serve one endpoint. Default: a key made at start-up.
@@ -97,6 +102,7 @@ class ToolServer(ToolCalls):
         instructions: str | None = None,
         state_store: StateStore | None = None,
         artifact_service: ArtifactService | None = None,
+        memory_service: MemoryService | None = None,
         page_size: int = DEFAULT_PAGE_SIZE,
         request_state_keys: Sequence[bytes | str] | None = None,
         extension: ServerExtension | None = None,
@@ -114,6 +120,8 @@ class ToolServer(ToolCalls):
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
         self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
+        self.memory_service: MemoryService | None = memory_service or default_memory_service(self.state_store)
+        self._own_memory = memory_service is None
         self.credentials = ServerCredentials.configure(
             self.state_store,
             app_name=name,
@@ -333,6 +341,8 @@ class ToolServer(ToolCalls):
         with anyio.CancelScope(shield=True):
             await self.catalog.aclose()
             await self.state_store.aclose()
+            if self._own_memory and isinstance(self.memory_service, SqliteMemoryService):
+                await self.memory_service.aclose()
 
     # --- tools/list ---------------------------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from gateway.tools.base_toolset import BaseToolset, ToolPredicate
 from gateway.tools.context import ClientFeatures, ProgressLog, ProgressSink, ReadonlyContext, ToolContext
 from gateway.tools.function_tool import FunctionTool
 from gateway.tools.long_running_tool import LongRunningFunctionTool
+from gateway.tools.memory_service import MemoryEntry, MemoryService, SearchMemoryResponse
 from gateway.tools.state import State
 
 __all__ = [
@@ -59,6 +60,8 @@ __all__ = [
     "HttpCredentials",
     "InMemoryArtifactService",
     "LongRunningFunctionTool",
+    "MemoryEntry",
+    "MemoryService",
     "OAuth2",
     "OAuth2Auth",
     "OAuthFlowAuthorizationCode",
@@ -72,6 +75,7 @@ __all__ = [
     "ProgressLog",
     "ProgressSink",
     "ReadonlyContext",
+    "SearchMemoryResponse",
     "ServiceAccount",
     "ServiceAccountCredential",
     "State",

@@ -9,7 +9,7 @@ what is missing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from mcp import types
@@ -20,6 +20,13 @@ from gateway.tools.actions import EventActions, ToolConfirmation
 from gateway.tools.artifacts import Artifact, ArtifactService
 from gateway.tools.auth_config import AuthConfig
 from gateway.tools.auth_credential import AuthCredential
+from gateway.tools.memory_service import (
+    NO_MEMORY_SERVICE,
+    MemoryEntry,
+    MemoryService,
+    SearchMemoryResponse,
+    memory_entry,
+)
 from gateway.tools.state import State
 
 __all__ = ["ClientFeatures", "InputRequired", "ProgressLog", "ProgressSink", "ReadonlyContext", "ToolContext"]
@@ -142,6 +149,7 @@ class ToolContext(ReadonlyContext):
         tool_confirmation: ToolConfirmation | None = None,
         actions: EventActions | None = None,
         artifact_service: ArtifactService | None = None,
+        memory_service: MemoryService | None = None,
         client: ClientFeatures | None = None,
         progress_sink: ProgressSink | None = None,
         credentials: Mapping[str, AuthCredential] | None = None,
@@ -164,6 +172,7 @@ class ToolContext(ReadonlyContext):
         self.tool_confirmation = tool_confirmation
         self._actions = EventActions() if actions is None else actions
         self._artifact_service = artifact_service
+        self._memory_service = memory_service
         self._client = client
         self.progress_sink: ProgressSink = ProgressLog() if progress_sink is None else progress_sink
 
@@ -280,6 +289,41 @@ class ToolContext(ReadonlyContext):
         return await self._artifacts().list_artifact_keys(
             app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
         )
+
+    # --- memory -----------------------------------------------------------------------------------------------
+
+    @property
+    def memory_service(self) -> MemoryService | None:
+        """The user's long-term memory (None: the tool runs where there is no memory service)."""
+        return self._memory_service
+
+    def _memory(self) -> MemoryService:
+        if self._memory_service is None:
+            raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
+        return self._memory_service
+
+    async def search_memory(self, query: str) -> SearchMemoryResponse:
+        """The user's memories that match `query`, best first (ADK's `search_memory`)."""
+        return await self._memory().search_memory(app_name=self.app_name, user_id=self.user_id, query=query)
+
+    async def add_memory(
+        self, *, memories: Sequence[MemoryEntry | str], custom_metadata: Mapping[str, object] | None = None
+    ) -> None:
+        """Remember `memories` for the user (ADK's `add_memory`); a str is one text entry."""
+        entries = [memory_entry(memory) for memory in memories]
+        await self._memory().add_memory(
+            app_name=self.app_name, user_id=self.user_id, memories=entries, custom_metadata=custom_metadata
+        )
+
+    async def add_session_to_memory(self) -> None:
+        """Remember this session's conversation (ADK's `add_session_to_memory`); served, the MCP client has it."""
+        await self._memory().add_session_to_memory(
+            app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
+        )
+
+    async def delete_memory(self, memory_id: str | None = None) -> None:
+        """Forget the user's memory `memory_id` (a `MemoryEntry.id` a search returned)."""
+        await self._memory().delete_memory(app_name=self.app_name, user_id=self.user_id, memory_id=memory_id)
 
     # --- MCP client features --------------------------------------------------------------------------------
 

@@ -1,0 +1,116 @@
+"""Long-term memory with real google-adk Runners: a served agent's `load_memory`/`preload_memory`, and our tools lent
+to a Runner through `to_adk`, which use the Runner's memory service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+from google.adk.agents import LlmAgent
+from google.adk.events import Event
+from google.adk.memory import InMemoryMemoryService
+from google.adk.runners import Runner
+from google.adk.sessions import InMemorySessionService
+from google.adk.tools import load_memory, preload_memory
+from google.genai import types as genai_types
+from mcp import Client
+from memory_tools import our_tools, recall, remember
+from scripted_model import ScriptedModel, call, say
+
+from gateway import FunctionTool
+from gateway.adk import from_adk, to_adk
+from gateway.server import SESSION_META_KEY, ToolServer
+
+pytestmark = pytest.mark.anyio
+
+DEADLINE = 30.0
+SESSION: Any = {SESSION_META_KEY: "memory-session-0123456789abcdef"}
+
+recall_model = ScriptedModel()
+recaller = LlmAgent(name="recaller", model=recall_model, tools=[load_memory], description="Answers from memory.")
+preload_model = ScriptedModel()
+preloader = LlmAgent(name="preloader", model=preload_model, tools=[preload_memory], description="Knows the user.")
+
+
+def _request_texts(model: ScriptedModel) -> list[str]:
+    """Every text and function response the model was sent, in order."""
+    found: list[str] = []
+    for request in model.requests:
+        for content in request.contents:
+            for part in content.parts or []:
+                if part.text:
+                    found.append(part.text)
+                if part.function_response is not None:
+                    found.append(str(part.function_response.response))
+    return found
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_served_agents_load_memory_finds_what_a_served_tool_remembered(mode: Any) -> None:
+    recall_model.requests.clear()
+    recall_model.script[:] = [call("load_memory", {"query": "favourite colour"}), say("It is teal.")]
+    async with (
+        ToolServer([*our_tools, from_adk(recaller)]) as server,
+        Client(server.server, mode=mode) as client,
+    ):
+        with anyio.fail_after(DEADLINE):
+            remembered = await client.call_tool("remember", {"fact": "My favourite colour is teal."}, meta=SESSION)
+            answer = await client.call_tool("recaller", {"request": "What is my favourite colour?"}, meta=SESSION)
+    assert not remembered.is_error, remembered.content
+    assert not answer.is_error, answer.content
+    responses = [text for text in _request_texts(recall_model) if "memories" in text]
+    assert len(responses) == 1
+    assert "My favourite colour is teal." in responses[0]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_served_agents_preload_memory_puts_the_users_memories_in_its_prompt(mode: Any) -> None:
+    preload_model.requests.clear()
+    preload_model.script[:] = [say("Hello again, teal lover.")]
+    async with (
+        ToolServer([*our_tools, from_adk(preloader)]) as server,
+        Client(server.server, mode=mode) as client,
+    ):
+        with anyio.fail_after(DEADLINE):
+            await client.call_tool("remember", {"fact": "My favourite colour is teal."}, meta=SESSION)
+            answer = await client.call_tool("preloader", {"request": "Which colour do I like?"}, meta=SESSION)
+    assert not answer.is_error, answer.content
+    preloaded = [text for text in _request_texts(preload_model) if "PAST_CONVERSATIONS" in text]
+    assert len(preloaded) == 1
+    assert "My favourite colour is teal." in preloaded[0]
+
+
+async def _run(agent: LlmAgent, memory: InMemoryMemoryService, text: str, sessions: InMemorySessionService) -> None:
+    runner = Runner(app_name="app", agent=agent, session_service=sessions, memory_service=memory)
+    session = await sessions.create_session(app_name="app", user_id="user")
+    message = genai_types.Content(role="user", parts=[genai_types.Part(text=text)])
+    try:
+        with anyio.fail_after(DEADLINE):
+            async for _ in runner.run_async(user_id="user", session_id=session.id, new_message=message):
+                pass
+    finally:
+        await runner.close()
+
+
+async def test_our_tool_lent_to_a_runner_searches_the_runners_memory_service() -> None:
+    memory = InMemoryMemoryService()
+    sessions = InMemorySessionService()
+    earlier = await sessions.create_session(app_name="app", user_id="user")
+    said = genai_types.Content(role="user", parts=[genai_types.Part(text="My favourite colour is teal.")])
+    earlier.events.append(Event(author="user", content=said, invocation_id="e-1"))
+    await memory.add_session_to_memory(earlier)
+    model = ScriptedModel(script=[call("recall", {"query": "favourite colour"}), say("Teal.")])
+    agent = LlmAgent(name="assistant", model=model, tools=[to_adk(FunctionTool(recall))])
+    await _run(agent, memory, "What is my favourite colour?", sessions)
+    assert "{'results': ['My favourite colour is teal.']}" in _request_texts(model)
+
+
+async def test_our_tool_lent_to_a_runner_remembers_in_the_runners_memory_service() -> None:
+    memory = InMemoryMemoryService()
+    sessions = InMemorySessionService()
+    model = ScriptedModel(script=[call("remember", {"fact": "I live in Lisbon."}), say("Noted.")])
+    agent = LlmAgent(name="assistant", model=model, tools=[to_adk(FunctionTool(remember))])
+    await _run(agent, memory, "Remember that I live in Lisbon.", sessions)
+    found = await memory.search_memory(app_name="app", user_id="user", query="Lisbon")
+    assert [part.text for entry in found.memories for part in entry.content.parts or []] == ["I live in Lisbon."]
