@@ -17,9 +17,9 @@ connections (`gateway.server`).
 from __future__ import annotations
 
 import logging
-from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol
 
+import anyio.abc
 from mcp import MCPError, types
 from mcp.shared.message import SessionMessage
 from pydantic_core import PydanticSerializationError
@@ -34,7 +34,7 @@ class _Sending(Protocol):
     async def aclose(self) -> None: ...
 
 
-class CheckedWriteStream:
+class CheckedWriteStream(anyio.abc.AsyncResource):
     """A transport's write stream (`inner`) that refuses, message by message, what cannot be serialised.
 
     Args:
@@ -74,12 +74,3 @@ class CheckedWriteStream:
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc_val: BaseException | None, exc_tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None

@@ -10,10 +10,10 @@ import sys
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Protocol, Self
 
 import anyio
+import anyio.abc
 import httpx2
 from mcp import StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
@@ -50,7 +50,7 @@ Streams = tuple[Any, Any]
 """A transport's (read stream, write stream) pair, as the SDK's transports yield it."""
 
 
-class WatchedReadStream:
+class WatchedReadStream(anyio.abc.AsyncResource):
     """A transport's read stream that reports its end, so a dead session is noticed before the next call.
 
     The SDK offers no public signal for a connection that ended while idle; its `ReadStream` protocol is the seam
@@ -83,14 +83,6 @@ class WatchedReadStream:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 @contextlib.asynccontextmanager
