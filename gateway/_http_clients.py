@@ -22,7 +22,7 @@ import httpx2
 
 from gateway._request_failures import REQUEST_FAILED
 
-__all__ = ["REQUEST_FAILED", "ResponseHook", "client_from_factory", "http_client"]
+__all__ = ["REQUEST_FAILED", "ResponseHook", "http_client"]
 
 ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 """Called with every response (its body unread), e.g. to notice a 404 for a forgotten session."""
@@ -132,13 +132,20 @@ def http_client(
     read_timeout: float | None,
     auth: httpx2.Auth | None = None,
     on_response: ResponseHook | None = None,
+    factory: Callable[..., object] | None = None,
 ) -> httpx2.AsyncClient:
     """An HTTP client that follows no redirects: for one upstream session, or one OAuth endpoint.
 
     `read_timeout` bounds the wait for the next bytes of a response stream, so it must exceed the longest quiet
-    spell of a tool call (servers stream progress, but need not).
+    spell of a tool call (servers stream progress, but need not). `factory`: a user's `httpx_client_factory`
+    (google-adk's hook), called as ADK calls it, builds the client instead.
+
+    Raises:
+        TypeError: the factory returned something other than an `httpx2.AsyncClient` (an `httpx` 0.x client, say).
     """
     timeout = httpx2.Timeout(connect_timeout, read=read_timeout)
+    if factory is not None:
+        return _client_from_factory(factory, headers=headers, timeout=timeout, auth=auth, on_response=on_response)
     hooks: dict[str, list[ResponseHook]] = {"response": [on_response]} if on_response else {}
     return httpx2.AsyncClient(
         headers=headers,
@@ -150,21 +157,15 @@ def http_client(
     )
 
 
-def client_from_factory(
+def _client_from_factory(
     factory: Callable[..., object],
     *,
     headers: dict[str, str] | None,
-    connect_timeout: float,
-    read_timeout: float | None,
-    auth: httpx2.Auth | None = None,
-    on_response: ResponseHook | None = None,
+    timeout: httpx2.Timeout,
+    auth: httpx2.Auth | None,
+    on_response: ResponseHook | None,
 ) -> httpx2.AsyncClient:
-    """A client built by a user's `httpx_client_factory` (google-adk's hook), called as ADK calls it.
-
-    Raises:
-        TypeError: the factory returned something other than an `httpx2.AsyncClient` (an `httpx` 0.x client, say).
-    """
-    client = factory(headers=headers, timeout=httpx2.Timeout(connect_timeout, read=read_timeout), auth=auth)
+    client = factory(headers=headers, timeout=timeout, auth=auth)
     if not isinstance(client, httpx2.AsyncClient):
         kind = f"{type(client).__module__}.{type(client).__qualname__}"
         raise TypeError(

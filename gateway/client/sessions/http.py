@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from gateway._http_clients import REQUEST_FAILED, ResponseHook, client_from_factory, http_client
+from gateway._http_clients import REQUEST_FAILED, ResponseHook, http_client
 
-__all__ = ["REQUEST_FAILED", "ResponseHook", "client_from_factory", "http_client"]
+__all__ = ["REQUEST_FAILED", "ResponseHook", "http_client"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import shutil
 import sys
@@ -19,7 +18,7 @@ from mcp import StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway._http_clients import ResponseHook, client_from_factory, http_client
+from gateway._http_clients import ResponseHook, http_client
 from gateway._write_check import CheckedWriteStream
 from gateway.client.connection import (
     ConnectionParams,
@@ -150,13 +149,13 @@ def _transport(
             timeout: httpx2.Timeout | None = None,
             auth: httpx2.Auth | None = None,
         ) -> httpx2.AsyncClient:
-            build = http_client if params.httpx_client_factory is None else _users_factory(params.httpx_client_factory)
-            return build(
+            return http_client(
                 headers=headers,
                 connect_timeout=params.connect_timeout,
                 read_timeout=timeout.read if timeout is not None else params.sse_read_timeout,
                 auth=auth,
                 on_response=hook,
+                factory=params.httpx_client_factory,
             )
 
         return sse_client(
@@ -168,10 +167,6 @@ def _transport(
             auth=params.httpx_auth(),
         )
     return _streamable_http(params, headers, hook, on_client)
-
-
-def _users_factory(factory: Callable[..., object]) -> Callable[..., httpx2.AsyncClient]:
-    return functools.partial(client_from_factory, factory)
 
 
 @contextlib.asynccontextmanager
@@ -201,13 +196,13 @@ async def _streamable_http(
     hook: ResponseHook,
     on_client: HttpClientHook | None,
 ) -> AsyncGenerator[Streams]:
-    build = http_client if params.httpx_client_factory is None else _users_factory(params.httpx_client_factory)
-    client = build(
+    client = http_client(
         headers=params.http_headers(headers),
         connect_timeout=params.connect_timeout,
         read_timeout=max(params.call_timeout or 300.0, 300.0),
         auth=params.httpx_auth(),
         on_response=hook,
+        factory=params.httpx_client_factory,
     )
     if on_client is not None:
         on_client(client, params.url)
