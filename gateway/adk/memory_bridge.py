@@ -27,6 +27,7 @@ from typing_extensions import override
 
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools.memory_service import (
+    NO_MEMORY_SERVICE,
     NO_SESSION_CONVERSATION,
     MemoryEntry,
     MemoryService,
@@ -146,9 +147,33 @@ class AdkMemoryService(BaseMemoryService):
         await self.memory.delete_memory(app_name=self._app(app_name), user_id=user_id, memory_id=memory_id)
 
 
-def adk_memory_service(memory: MemoryService | None, *, app_name: str | None = None) -> BaseMemoryService | None:
-    """`memory` as google-adk's (None stays None: ADK then says "Memory service is not available")."""
-    return None if memory is None else AdkMemoryService(memory, app_name=app_name)
+class _NoMemory:
+    """Where there is no memory service: each use says how to configure one (ADK's own error names no fix)."""
+
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
+
+    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
+        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
+
+    async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
+
+
+def adk_memory_service(memory: MemoryService | None, *, app_name: str | None = None) -> AdkMemoryService:
+    """`memory` as google-adk's; with None, one whose every use raises our `NO_MEMORY_SERVICE` (a `ValueError`, as
+    ADK raises, that also says how to configure a memory service)."""
+    return AdkMemoryService(_NoMemory() if memory is None else memory, app_name=app_name)
 
 
 async def _add_as_events(service: Any, entries: Sequence[MemoryEntry], **scope: Any) -> None:

@@ -20,7 +20,9 @@ from scripted_model import ScriptedModel, call, say
 
 from gateway import FunctionTool
 from gateway.adk import from_adk, to_adk
+from gateway.errors import ServiceNotConfiguredError
 from gateway.server import SESSION_META_KEY, ToolServer
+from gateway.tools import BaseTool, ToolContext
 
 pytestmark = pytest.mark.anyio
 
@@ -114,3 +116,11 @@ async def test_our_tool_lent_to_a_runner_remembers_in_the_runners_memory_service
     await _run(agent, memory, "Remember that I live in Lisbon.", sessions)
     found = await memory.search_memory(app_name="app", user_id="user", query="Lisbon")
     assert [part.text for entry in found.memories for part in entry.content.parts or []] == ["I live in Lisbon."]
+
+
+async def test_served_load_memory_without_a_memory_service_says_how_to_configure_one() -> None:
+    served = from_adk(load_memory)
+    assert isinstance(served, BaseTool)
+    with pytest.raises(ValueError, match=r'^Memory service is not available: .*"memory" key') as raised:
+        await served.run_async(args={"query": "favourite colour"}, tool_context=ToolContext())
+    assert isinstance(raised.value, ServiceNotConfiguredError)
