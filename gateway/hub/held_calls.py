@@ -30,7 +30,7 @@ import anyio.abc
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
-from gateway.client.sessions.limits import SESSION_LIMIT
+from gateway.client.sessions.limits import SESSION_LIMIT, SessionLimitError
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import current_client
@@ -68,6 +68,8 @@ class HeldCall:
         self.client = ""
         """Whose share of held calls this one counts against (`current_client`)."""
         self.result: types.CallToolResult | None = None
+        self.refused: SessionLimitError | None = None
+        """Why the call was refused before it reached its upstream (a cap on sessions): the round answers with it."""
         self.cancel_scope = anyio.CancelScope()
         self._answer: Any = None
         self._answered = anyio.Event()
@@ -166,6 +168,10 @@ class HeldCalls:
             try:
                 with held.cancel_scope:
                     result = await run()
+            except SessionLimitError as exc:
+                # A refusal, not a failure of the tool: the client gets the JSON-RPC error (HTTP 429) as it would
+                # had the session been refused before the call was held.
+                held.refused = exc
             except Exception as exc:  # noqa: BLE001 - becomes the call's error result
                 result = on_error(exc)
             finally:
@@ -247,4 +253,6 @@ class HeldCalls:
             return types.InputRequiredResult(
                 input_requests={outcome.key: outcome.request}, request_state=held.features.request_state(held.call_id)
             )
+        if held.refused is not None:
+            raise held.refused
         return outcome

@@ -71,7 +71,7 @@ class SessionLimits:
             live = [
                 key
                 for key, slot in slots.items()
-                if slot is not opening and _live(slot) and (not who or slot.client == opening.client)
+                if slot is not opening and _counted(slot) and (not who or slot.client == opening.client)
             ]
             excess = len(live) - cap + 1
             for key in [key for key in live if _idle(slots[key])][: max(excess, 0)]:
@@ -93,8 +93,12 @@ class SessionLimits:
                 )
 
 
-def _live(slot: SessionSlot) -> bool:
-    return slot.session is not None and slot.session.alive
+def _counted(slot: SessionSlot) -> bool:
+    """Whether a slot counts against a cap: its session is open, or it is being opened (its opener holds the lock
+    with no session yet), so that openings at the same time cannot all pass a cap none of them has reached yet."""
+    if slot.session is None:
+        return slot.lock.locked()
+    return slot.session.alive
 
 
 def _idle(slot: SessionSlot) -> bool:

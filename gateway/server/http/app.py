@@ -32,6 +32,7 @@ from gateway.errors import ConfigError, MissingExtraError
 from gateway.server.auth.oauth_settings import OAuthSettings
 from gateway.server.auth.protected_resource import BearerGuard, resource_metadata_routes
 from gateway.server.auth.static_tokens import StaticTokenVerifier
+from gateway.server.http._refusals import RefusalStatus
 from gateway.server.http._request_ids import MalformedIdGuard
 from gateway.server.http._stopping_guard import StoppingGuard
 from gateway.server.http.health import health_endpoint
@@ -226,7 +227,8 @@ def create_app(
             guarded(
                 host_check.guard(
                     MalformedIdGuard(
-                        StoppingGuard(sessions.streamable(streamable), tool_server), max_body_size=max_body_size
+                        StoppingGuard(RefusalStatus(sessions.streamable(streamable)), tool_server),
+                        max_body_size=max_body_size,
                     )
                 )
             ),
