@@ -29,7 +29,9 @@ RETRY_AFTER_META_KEY: Final = "adk-mcp-gateway/retryAfterSeconds"
 """On a `tools/call` result refused by a rate limit (`isError`): seconds until a retry would be accepted."""
 
 SESSION_META_KEY: Final = "adk-mcp-gateway/session"
-"""On a request: a client-chosen session key (state and isolated upstream sessions follow it)."""
+"""On a request: a client-chosen session key (state and isolated upstream sessions follow it). On the `tools/call`
+result of an anonymous sessionless caller: the key the server issued for the call's session, which the client may
+echo on its next requests to continue that session."""
 
 # The EventActions a tool call can set that a caller's agent acts on, on a `tools/call` result. Each is present only
 # when the tool set it; an MCP client that does not know them ignores them (`adapters.event_actions` translates).

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from mcp import MCPError, StdioServerParameters, types
 from mcp.shared.dispatcher import ProgressFnT
@@ -372,8 +372,16 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
     async def _send_call(
         self, session: UpstreamSession, name: str, args: dict[str, Any], on_progress: ProgressFnT
     ) -> types.CallToolResult:
-        """Send one `tools/call` on `session` (the SDK client's way: its result checked against the tool's schema)."""
-        return await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
+        """Send one `tools/call` on `session` (the SDK client's way: its result checked against the tool's schema).
+
+        A sessionless session that sends no key of its own adopts the key the server issued with the result (an
+        adk-mcp-gateway server's `_meta` session key), so the server keeps its session state across calls.
+        """
+        result = await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
+        issued = (result.meta or {}).get(SESSION_META_KEY)
+        if session.meta is None and session.modern and isinstance(issued, str):
+            session.meta = cast("types.RequestParamsMeta", {SESSION_META_KEY: issued})
+        return result
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound

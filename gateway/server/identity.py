@@ -10,10 +10,12 @@ Session key, in order of preference:
 2. The `mcp-session-id` header of handshake-era streamable HTTP.
 3. The connection, for stdio and SSE (one session per connection).
 4. Otherwise (modern 2026-07-28 requests, stateless HTTP): the authenticated principal, whose sessionless
-   requests share one session; an anonymous `tools/call` gets a session of its own (`call:` plus a random id),
-   which lasts for that call and its input rounds (the sealed `requestState` carries it) and then ends. Anonymous
-   listings and reads (`tools/list`, resources, prompts) share one session that no call ever runs in
-   (`anonymous`), so its state is always empty and nothing one client did shows through it.
+   requests share one session; an anonymous `tools/call` gets a session of its own, named by a key the server
+   issues (`issued-` plus a random secret) and returns in the result's `_meta["adk-mcp-gateway/session"]`. An
+   anonymous request that echoes an issued key in `_meta` continues that session (its state; on a gateway the
+   upstream session is still a warm one lent per call). Its rounds carry it in the sealed `requestState`.
+   Anonymous listings and reads (`tools/list`, resources, prompts) without a key share one session that no call
+   ever runs in (`anonymous`), so its state is always empty and nothing one client did shows through it.
 
 Principal: the authenticated bearer token's subject (an OAuth token's `sub`, a static token's user; a token
 without a subject: its client id), or `local` when the server runs without auth (stdio, unauthenticated loopback
@@ -25,7 +27,7 @@ principal never reaches someone else's state.
 from __future__ import annotations
 
 import contextvars
-import uuid
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
@@ -40,6 +42,7 @@ __all__ = [
     "ANONYMOUS_SESSION",
     "CALL_SESSION_PREFIX",
     "DEFAULT_PRINCIPAL",
+    "ISSUED_KEY_PREFIX",
     "MAX_SESSION_KEY_LENGTH",
     "SESSION_META_KEY",
     "CallIdentity",
@@ -56,7 +59,9 @@ __all__ = [
 MAX_SESSION_KEY_LENGTH: Final = 256
 DEFAULT_PRINCIPAL: Final = "local"
 CALL_SESSION_PREFIX: Final = "call:"
-"""The session key prefix of an anonymous sessionless call's own session."""
+"""The session key prefix of an anonymous sessionless call's own session (then the key issued for it)."""
+ISSUED_KEY_PREFIX: Final = "issued-"
+"""How a session key the server issued starts (`issued_key`); an anonymous client echoes it to keep its session."""
 ANONYMOUS_SESSION: Final = "anonymous"
 """The session key of anonymous sessionless requests other than `tools/call` (no call ever runs in it)."""
 
@@ -117,8 +122,14 @@ class CallIdentity:
 
     @property
     def call_scoped(self) -> bool:
-        """Whether the session is an anonymous call's own, ending with the call (and its input rounds)."""
+        """Whether the session is an anonymous sessionless one (its own or an echoed issued key): what it holds
+        upstream is released when its call (and its input rounds) ends; its state is kept for the next echo."""
         return self.session_key.startswith(CALL_SESSION_PREFIX)
+
+    @property
+    def issued_key(self) -> str | None:
+        """The session key issued to an anonymous sessionless caller, to echo in `_meta` (None: not such a one)."""
+        return self.session_key.removeprefix(CALL_SESSION_PREFIX) if self.call_scoped else None
 
 
 def _chosen_key(meta: dict[str, Any]) -> str | None:
@@ -153,6 +164,8 @@ def identify(ctx: ServerRequestContext[Any, Any], *, call: bool = False, carried
     principal = current_principal().name
     chosen = _chosen_key(cast("dict[str, Any]", ctx.meta or {}))
     if chosen is not None:
+        if token is None and chosen.startswith(ISSUED_KEY_PREFIX):
+            return CallIdentity(principal, f"{CALL_SESSION_PREFIX}{chosen}")
         return CallIdentity(principal, f"meta:{chosen}")
     request: Any = ctx.request
     headers = getattr(request, "headers", None)
@@ -169,4 +182,4 @@ def identify(ctx: ServerRequestContext[Any, Any], *, call: bool = False, carried
         return CallIdentity(principal, ANONYMOUS_SESSION)
     if carried is not None and carried.startswith(CALL_SESSION_PREFIX):
         return CallIdentity(principal, carried)
-    return CallIdentity(principal, f"{CALL_SESSION_PREFIX}{uuid.uuid4().hex}")
+    return CallIdentity(principal, f"{CALL_SESSION_PREFIX}{ISSUED_KEY_PREFIX}{secrets.token_urlsafe(32)}")

@@ -1,21 +1,23 @@
 """`SessionRegistry`: which sessions the server served, so each is ended when what carried it ends.
 
-A stdio or SSE connection's sessions end with the connection; an anonymous sessionless call's own session ends
-with its request, or, when the call is held across rounds, with the call. `meta:` and `principal:` session keys
-outlive any one connection (the retention sweep ends them).
+A stdio or SSE connection's sessions end with the connection; an anonymous sessionless session (a call's own, or
+an issued key echoed) ends when no request and no held call uses it any more: what the toolsets hold for it is
+released then (its state stays for the next echo). `meta:` and `principal:` session keys outlive any one connection
+(the retention sweep ends them).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any, Final
 
+from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from gateway.server.identity import CallIdentity
+from gateway.server.identity import CALL_SESSION_PREFIX, SESSION_META_KEY, CallIdentity
 
 __all__ = ["SessionRegistry"]
 
@@ -39,16 +41,19 @@ class SessionRegistry:
     def __init__(self, end: Callable[[str], Awaitable[None]]) -> None:
         self._end = end
         self._principals_of: defaultdict[str, set[str]] = defaultdict(set)
-        # Anonymous calls' own sessions while a call runs in them (they end with it, not with the request).
-        self._running: set[str] = set()
+        # Anonymous sessions in use: how many requests and calls use each (it ends when the last one ends; a call
+        # held across rounds outlives its request, and an echoed key may be used by several requests at once).
+        self._running: Counter[str] = Counter()
 
     def note(self, identity: CallIdentity) -> None:
         """A request used this session: remember its principal, and tie the session to its connection or request."""
         if identity.session_key.startswith(_CONNECTION_BOUND) or identity.call_scoped:
             self._principals_of[identity.session_key].add(identity.principal)
             seen = (_request_sessions if identity.call_scoped else _connection_sessions).get()
-            if seen is not None:
+            if seen is not None and identity.session_key not in seen:
                 seen.add(identity.session_key)
+                if identity.call_scoped:
+                    self._running[identity.session_key] += 1
 
     def forget(self, session_key: str) -> set[str]:
         """The principals seen in an ended session, forgotten."""
@@ -66,15 +71,26 @@ class SessionRegistry:
                 await self._end(session_key)
 
     async def end_call_sessions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """Middleware: the sessions of anonymous sessionless calls end with their request (or their held call)."""
+        """Middleware: the sessions of anonymous sessionless calls end with their request (or their held call); a
+        call's result names its session's issued key in `_meta`, for the client to echo."""
         seen: set[str] = set()
         token = _request_sessions.set(seen)
         try:
-            return await call_next(ctx)
+            result = await call_next(ctx)
+            issued = [key.removeprefix(CALL_SESSION_PREFIX) for key in seen if key.startswith(CALL_SESSION_PREFIX)]
+            if ctx.method != "tools/call" or len(issued) != 1:
+                return result
+            if isinstance(result, types.CallToolResult):
+                # A copy: a result may be a shared constant.
+                return result.model_copy(update={"meta": {**(result.meta or {}), SESSION_META_KEY: issued[0]}})
+            if isinstance(result, dict) and result.get("resultType", "complete") == "complete":
+                meta: Any = result.get("_meta")
+                return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}), SESSION_META_KEY: issued[0]}}
+            return result
         finally:
             _request_sessions.reset(token)
-            for session_key in seen - self._running:
-                await self._end(session_key)
+            for session_key in seen:
+                await self._done_with(session_key)
 
     @contextlib.asynccontextmanager
     async def running(self, identity: CallIdentity) -> AsyncGenerator[None]:
@@ -82,9 +98,15 @@ class SessionRegistry:
         if not identity.call_scoped:
             yield
             return
-        self._running.add(identity.session_key)
+        self._running[identity.session_key] += 1
         try:
             yield
         finally:
-            self._running.discard(identity.session_key)
-            await self._end(identity.session_key)
+            await self._done_with(identity.session_key)
+
+    async def _done_with(self, session_key: str) -> None:
+        """A request or call no longer uses an anonymous session: it ends if nothing else does."""
+        self._running[session_key] -= 1
+        if self._running[session_key] <= 0:
+            del self._running[session_key]
+            await self._end(session_key)

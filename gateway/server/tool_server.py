@@ -23,7 +23,7 @@ from gateway.server.call_handler import ToolCalls
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import deprecated_in_2026
 from gateway.server.extension import ServerExtension, ServerHooks
-from gateway.server.identity import CallIdentity, identify
+from gateway.server.identity import CALL_SESSION_PREFIX, CallIdentity, identify
 from gateway.server.observe.observation import RequestObservation
 from gateway.server.observe.request_log import RequestLog
 from gateway.server.policy.guard import PolicyGuard
@@ -209,14 +209,16 @@ class ToolServer(ToolCalls):
         """Release what the toolsets hold for a session that ended (an isolated upstream session, its process).
 
         Called when a stdio or SSE connection closes and when a streamable HTTP session is deleted or expires. The
-        session's own state is deleted too.
+        session's own state is deleted too, except an anonymous sessionless one's: its issued key may be echoed
+        next (the retention sweep deletes it once unused).
         """
         principals = self._sessions.forget(session_key)
+        keeps_state = session_key.startswith(CALL_SESSION_PREFIX)
         if self.extension is not None:
             for principal in principals:
                 self.extension.session_ended(CallIdentity(principal, session_key).session_owner)
         with anyio.move_on_after(_RELEASE_DEADLINE, shield=True):
-            for principal in principals:
+            for principal in () if keeps_state else principals:
                 # The session's own keys end with it; its principal's `user:` keys and the `app:` keys stay.
                 await self.state_store.clear_session(self._scope(CallIdentity(principal, session_key)))
             for principal in principals:

@@ -88,6 +88,22 @@ async def test_an_anonymous_call_borrows_a_warm_upstream_session_and_none_of_its
     assert status["limits"] == {"maxSessions": 32, "maxSessionsPerClient": 8}
 
 
+async def test_an_anonymous_client_that_echoes_the_issued_key_keeps_its_session_upstream_too(tmp_path: Path) -> None:
+    async with upstream_http() as url:
+        tool_server = gateway_server(write_config(tmp_path, {"up": {"url": url}}))
+        with anyio.fail_after(DEADLINE):
+            async with serving_tools(tool_server) as base_url, connect(base_url, "auto") as client:
+                first = await client.call_tool("up_tally", {})
+                key = (first.meta or {}).get(SESSION_META_KEY)
+                assert isinstance(key, str)
+                meta = cast("types.RequestParamsMeta", {SESSION_META_KEY: key})
+                echoed = [await client.call_tool("up_tally", {}, meta=meta) for _ in range(2)]
+                status = tool_server.upstream_status()["up"]
+    assert [structured(result)["result"] for result in [first, *echoed]] == [1, 2, 3]
+    assert [(result.meta or {}).get(SESSION_META_KEY) for result in echoed] == [key, key]
+    assert status["warm"]["lent"] == 0  # still a warm session lent per call, given back after each
+
+
 async def test_a_flood_of_session_keys_keeps_upstream_processes_within_the_cap(tmp_path: Path) -> None:
     started = tmp_path / "started"
     config = write_config(tmp_path, {"tiny": counted_upstream(started, maxSessions=3)})
@@ -169,6 +185,8 @@ def test_the_sessions_page_documents_the_sessionless_semantics_and_every_cap() -
         assert f"`{key}`" in section, key
     assert "mcp.Client()" in section
     assert "to_adk(McpToolset" in section
+    assert "echoes the key issued" in section  # state without a session
+    assert "429" in section
 
 
 def test_a_cap_below_one_is_a_config_error(tmp_path: Path) -> None:
