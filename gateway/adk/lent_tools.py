@@ -27,6 +27,7 @@ from google.genai import types as genai_types
 from mcp import types
 
 from adapters import Media
+from gateway.adk._forwarding import ForwardToAdk
 from gateway.adk.auth import auth_config_to_adk
 from gateway.adk.context import gateway_readonly_context, gateway_tool_context, settle_in_adk
 from gateway.adk.declarations import declaration_to_adk
@@ -35,7 +36,7 @@ from gateway.client.credentials.adk_scheme import UserSignIn
 from gateway.client.mcp_tool import McpTool
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools import AuthConfig, BaseTool, BaseToolset, ToolContext
-from gateway.tools.confirmation import CONFIRMATION_REQUIRED
+from gateway.tools.confirmation import CONFIRM_FIELD, CONFIRMATION_REQUIRED, is_confirmation_form
 
 __all__ = ["LentTool", "LentToolset"]
 
@@ -59,6 +60,9 @@ def _form_answer(schema: dict[str, Any], payload: Any) -> dict[str, Any]:
     """
     properties = cast("dict[str, Any]", schema.get("properties") or {})
     content = dict(cast("dict[str, Any]", payload)) if isinstance(payload, dict) else _form_defaults(schema)
+    if is_confirmation_form(schema):
+        # A server's confirmation form: its payload is what ADK's user saw and perhaps edited; the answer is yes.
+        return {**content, CONFIRM_FIELD: True}
     if len(properties) == 1:
         ((name, field),) = properties.items()
         if isinstance(field, dict) and cast("dict[str, Any]", field).get("type") == "boolean":
@@ -90,7 +94,10 @@ class _AdkUser:
         if confirmation is None:
             # Not yet asked: ask ADK's user, and withdraw from the server's question (the tool does not run).
             self.asked = True
-            context.request_confirmation(hint=message, payload=_form_defaults(requested_schema) or None)
+            asked = _form_defaults(requested_schema)
+            if is_confirmation_form(requested_schema):
+                asked.pop(CONFIRM_FIELD, None)  # ADK's own confirmation says yes or no
+            context.request_confirmation(hint=message, payload=asked or None)
             return types.ElicitResult(action="cancel")
         if not confirmation.confirmed:
             return types.ElicitResult(action="decline")
@@ -192,6 +199,7 @@ class LentTool(AdkBaseTool):
     def __init__(self, tool: BaseTool) -> None:
         super().__init__(name=tool.name, description=tool.description, is_long_running=tool.is_long_running)
         self.gateway_tool = tool
+        self._forward = ForwardToAdk(tool.toolset if isinstance(tool, McpTool) else None)
 
     def _get_declaration(self) -> genai_types.FunctionDeclaration | None:
         declaration = self.gateway_tool.get_declaration()
@@ -199,6 +207,7 @@ class LentTool(AdkBaseTool):
 
     async def run_async(self, *, args: dict[str, Any], tool_context: AdkToolContext) -> Any:
         """Run our tool over the ADK session's state; a server's question becomes ADK's confirmation request."""
+        await self._forward.ready()
         user = _AdkUser()
         toolset = self.gateway_tool.toolset if isinstance(self.gateway_tool, McpTool) else None
         config = sign_in_config(toolset)
@@ -217,15 +226,15 @@ class LentTool(AdkBaseTool):
 class LentToolset(AdkBaseToolset):
     """One of our toolsets as a google-adk `BaseToolset`; an `McpToolset` sends its server's questions to ADK.
 
-    An `McpToolset` without an `elicitation_callback` of its own is set to `forward_client_requests` (before its
-    first session opens), so that its server's elicitation reaches the call's context and becomes an ADK
-    confirmation; one with an `elicitation_callback` keeps its callbacks.
+    An `McpToolset` without an `elicitation_callback` of its own is set to `forward_client_requests`, so that its
+    server's elicitation reaches the call's context and becomes an ADK confirmation (sessions it opened before,
+    used on its own, are ended first: `gateway.adk._forwarding`); one with an `elicitation_callback` keeps its
+    callbacks.
     """
 
     def __init__(self, toolset: BaseToolset) -> None:
         super().__init__()
-        if isinstance(toolset, McpToolset) and toolset.client_callbacks.elicitation is None:
-            toolset.forward_client_requests = True
+        self._forward = ForwardToAdk(toolset)
         self.gateway_toolset = toolset
         self._lent: weakref.WeakKeyDictionary[BaseTool, LentTool] = weakref.WeakKeyDictionary()
         self._adk_auth_config: AdkAuthConfig | None = None
@@ -255,6 +264,7 @@ class LentToolset(AdkBaseToolset):
 
     async def get_tools(self, readonly_context: AdkReadonlyContext | None = None) -> list[AdkBaseTool]:
         """Our toolset's tools (its own filter and prefix applied) for the ADK session of `readonly_context`."""
+        await self._forward.ready()
         keys = _credential_keys(sign_in_config(self.gateway_toolset))
         tools = await self.gateway_toolset.get_tools_with_prefix(gateway_readonly_context(readonly_context, keys))
         return [self._lend(tool) for tool in tools]

@@ -2,8 +2,9 @@
 
 - **Elicitation** (form mode): the message, then one prompt per field on stderr, answers read from stdin (a pipe
   works too); an empty answer takes the field's default, end of input cancels. URL mode prints the URL to open.
-- **Confirmation** (the gateway's own confirmation form): `--yes` approves; otherwise a terminal is asked
-  `[y/N]`, and without one the call is refused with a message saying to pass `--yes`.
+- **Confirmation** (the gateway's own confirmation form): `--yes` approves (a payload as proposed); otherwise a
+  terminal is asked `[y/N]` (or, for a payload to edit, each field), and without one the call is refused with a
+  message saying to pass `--yes`.
 - **Sampling** (an LLM completion): refused with a clear error, unless `--sample-with COMMAND` is given: COMMAND
   then runs with the conversation as text on its stdin, and its stdout is the reply.
 - **Progress**: one line per update on stderr.
@@ -23,6 +24,7 @@ from mcp.client.context import ClientRequestContext
 from gateway.cli._arguments import convert_value
 from gateway.errors import GatewayError
 from gateway.server.tool_call import CONFIRM_FIELD, confirmation_schema
+from gateway.tools.confirmation import is_confirmation_form
 
 __all__ = ["Terminal"]
 
@@ -68,7 +70,8 @@ class Terminal:
         if isinstance(params, types.ElicitRequestURLParams):
             self._say(f"{params.message}\nOpen this URL to continue: {params.url}")
             return types.ElicitResult(action="accept")
-        if params.requested_schema == confirmation_schema():
+        schema = params.requested_schema
+        if schema == confirmation_schema() or (self.assume_yes and is_confirmation_form(schema)):
             return await self._confirm(params.message)
         return await self._fill(params.message, params.requested_schema)
 

@@ -1,7 +1,8 @@
 """One `tools/call` of a `ToolServer`: run the tool with a `ToolContext`, confirm through the client, shape the result.
 
 The tool runs with the caller's scoped state and the client's features; a confirmation it requests is asked of the
-client through elicitation (a form with one `confirm` box) and the tool runs again, confirmed; the state delta is
+client through elicitation (a `confirm` box and the confirmation's payload to edit, `gateway.tools.confirmation`)
+and the tool runs again, confirmed, with the edited payload; the state delta is
 written back unless the tool raised; the response becomes a `CallToolResult` through the adapters, carrying the
 actions an agent acts on (`transfer_to_agent`, `escalate`, ...) as documented `_meta` keys.
 """
@@ -13,7 +14,7 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Final, cast
+from typing import Any, cast
 
 import pydantic
 from mcp import MCPError, types
@@ -26,10 +27,17 @@ from gateway.errors import ServiceNotConfiguredError, StateConflictError
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
 from gateway.server.identity import CallIdentity
+from gateway.server.resources.artifact_resources import artifact_links
 from gateway.server.sign_in.credential_requests import CallCredentials, no_credential_store
 from gateway.state import StateScope, StateStore
 from gateway.tools import ArtifactService, AuthCredential, EventActions, MemoryService, State, ToolConfirmation
-from gateway.tools.confirmation import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
+from gateway.tools.confirmation import (
+    CONFIRM_FIELD,
+    CONFIRMATION_REJECTED,
+    CONFIRMATION_REQUIRED,
+    confirmation_form,
+    confirmed_payload,
+)
 from gateway.tools.context import ClientFeatures, InputRequired, ToolContext
 from gateway.tools.state import scope_of
 from gateway.tools.tool_updates import is_progress_report
@@ -49,22 +57,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-CONFIRM_FIELD: Final = "confirm"
-
 
 def confirmation_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            CONFIRM_FIELD: {
-                "type": "boolean",
-                "title": "Allow this tool call",
-                "description": "Tick to run the tool, leave unticked to refuse.",
-                "default": False,
-            }
-        },
-        "required": [CONFIRM_FIELD],
-    }
+    """The yes/no form of a confirmation without a payload."""
+    return confirmation_form()
 
 
 def confirmation_message(name: str, args: dict[str, Any], confirmation: ToolConfirmation) -> str:
@@ -236,6 +232,9 @@ class ToolCall:
             raise StaleState(conflict, context.tool_confirmation) from conflict
         if invoke is not None:
             return result  # a forwarded result crosses as its server sent it, its action keys included
+        linked = await artifact_links(context, actions.artifact_delta)
+        if linked:
+            result = result.model_copy(update={"content": [*result.content, *linked]})
         return with_actions(result, actions)
 
     async def _run_async(self, context: ToolContext) -> types.CallToolResult:
@@ -297,13 +296,19 @@ class ToolCall:
             if requested is not None:
                 try:
                     answer = await features.elicit(
-                        confirmation_message(tool.name, arguments, requested), confirmation_schema()
+                        confirmation_message(tool.name, arguments, requested), confirmation_form(requested.payload)
                     )
                 except ServiceNotConfiguredError as exc:
                     return error_result(f"{CONFIRMATION_REQUIRED} {exc} The tool was not run.")
-                if answer.action != "accept" or not (answer.content or {}).get(CONFIRM_FIELD):
+                content = answer.content or {}
+                if answer.action != "accept" or not content.get(CONFIRM_FIELD):
                     return error_result(CONFIRMATION_REJECTED)
-                context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=requested.payload))
+                try:
+                    # As ADK's client answers a confirmation: the payload the user filled or edited.
+                    payload = confirmed_payload(requested.payload, content)
+                except ValueError as exc:
+                    return error_result(f"{CONFIRMATION_REJECTED} {exc}")
+                context = new_context(ToolConfirmation(hint=requested.hint, confirmed=True, payload=payload))
                 result = await run(context)
         except (InputRequired, RoundEnded):
             raise

@@ -23,10 +23,13 @@ from gateway.tools.confirmation import confirmation_gate
 from gateway.tools.context import ToolContext
 from gateway.tools.tool_updates import drain_async_generator, drain_generator
 
-__all__ = ["ConfirmationPolicy", "FunctionTool", "drain_async_generator", "drain_generator"]
+__all__ = ["ConfirmationHint", "ConfirmationPolicy", "FunctionTool", "drain_async_generator", "drain_generator"]
 
 ConfirmationPolicy = bool | Callable[..., bool | Awaitable[bool]]
 """`True`, `False`, or a predicate called with the tool's arguments (and `tool_context` if it asks for it)."""
+
+ConfirmationHint = Callable[[dict[str, Any]], str]
+"""Words the question a call's confirmation asks, from the call's (validated) arguments."""
 
 _CONTEXT_PARAMETER = "tool_context"
 _MAX_INPUT_REPR = 80
@@ -134,6 +137,8 @@ class FunctionTool(BaseTool):
         func: the callable.
         require_confirmation: ask a human before each call (`True`), never (`False`), or when a predicate
             over the call's arguments says so.
+        confirmation_hint: what the human is asked, from the call's arguments (the Rust ADK's
+            `confirmation_hint(args)`), e.g. `lambda args: f"Delete {args['path']}?"`; default: ADK's hint.
 
     Raises:
         ToolDefinitionError: `func` is not callable, its signature cannot be read, a type hint has no JSON
@@ -143,7 +148,13 @@ class FunctionTool(BaseTool):
     _passed_parameters: frozenset[str] = frozenset()
     """Parameters a subclass fills in itself (passed through `args`, hidden from the model)."""
 
-    def __init__(self, func: Callable[..., Any], *, require_confirmation: ConfirmationPolicy = False) -> None:
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        require_confirmation: ConfirmationPolicy = False,
+        confirmation_hint: ConfirmationHint | None = None,
+    ) -> None:
         if not callable(func):
             raise ToolDefinitionError(f"FunctionTool needs a callable, got {type(func).__name__}: {func!r}")
         try:
@@ -154,6 +165,7 @@ class FunctionTool(BaseTool):
             ) from exc
         self.func = func
         self._require_confirmation = require_confirmation
+        self._confirmation_hint = confirmation_hint
         self._context_param = _context_parameter(func, signature.parameters)
         self._passed = frozenset(name for name in self._passed_parameters if name in signature.parameters)
         excluded = (
@@ -250,7 +262,8 @@ class FunctionTool(BaseTool):
             call_args.update(extra)
 
         required = await self.check_require_confirmation(call_args, tool_context)
-        refusal = confirmation_gate(self.name, required, tool_context)
+        hint = self._confirmation_hint(dict(call_args)) if required and self._confirmation_hint else None
+        refusal = confirmation_gate(self.name, required, tool_context, hint=hint)
         if refusal is not None:
             return {"error": refusal}
 
