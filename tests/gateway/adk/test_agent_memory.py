@@ -124,3 +124,22 @@ async def test_served_load_memory_without_a_memory_service_says_how_to_configure
     with pytest.raises(ValueError, match=r'^Memory service is not available: .*"memory" key') as raised:
         await served.run_async(args={"query": "favourite colour"}, tool_context=ToolContext())
     assert isinstance(raised.value, ServiceNotConfiguredError)
+
+
+async def _remember_session(callback_context: Any) -> None:
+    await callback_context.add_session_to_memory()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_served_agent_that_adds_its_session_to_memory_is_recalled_by_a_served_tool(mode: Any) -> None:
+    model = ScriptedModel(script=[say("Noted.")])
+    agent = LlmAgent(name="listener", model=model, after_agent_callback=_remember_session, description="Listens.")
+    async with (
+        ToolServer([*our_tools, from_adk(agent)]) as server,
+        Client(server.server, mode=mode) as client,
+    ):
+        with anyio.fail_after(DEADLINE):
+            heard = await client.call_tool("listener", {"request": "I moved to Lisbon last year."}, meta=SESSION)
+            recalled = await client.call_tool("recall", {"query": "Lisbon"}, meta=SESSION)
+    assert not heard.is_error, heard.content
+    assert recalled.structured_content == {"results": ["I moved to Lisbon last year."]}

@@ -126,3 +126,24 @@ async def test_a_memory_service_named_in_the_config_serves_load_memory(way: str,
     # Kept by google-adk's InMemoryMemoryService in the child, not in the state file.
     async with _serving(way, [str(config), "--state", str(tmp_path / "state.db")]) as client:
         assert await _call(client, "load_memory", {"query": "favourite colour"}) == {"memories": []}
+
+
+async def test_beside_a_redis_state_store_memory_needs_the_config_key_and_then_works(
+    redis_url: str, tmp_path: Path
+) -> None:
+    tools = f"{TOOLS}:adk_tools"
+    async with _serving("stdio-legacy", ["--tools", tools, "--state", redis_url]) as client:
+        with anyio.fail_after(DEADLINE):
+            refused = await client.call_tool("load_memory", {"query": "favourite colour"})
+    assert refused.is_error
+    text = refused.content[0]
+    assert isinstance(text, types.TextContent)
+    assert "Memory service is not available" in text.text
+    assert '"memory" key' in text.text
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"tools": [tools], "memory": "memory.db", "state": redis_url}))
+    async with _serving("stdio-modern", [str(config)]) as client:
+        await _call(client, "remember", {"fact": "My favourite colour is teal."})
+        loaded = await _call(client, "load_memory", {"query": "favourite colour"})
+    assert _texts(loaded) == ["My favourite colour is teal."]
+    assert (tmp_path / "memory.db").is_file()
