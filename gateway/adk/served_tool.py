@@ -30,6 +30,7 @@ from mcp import types
 
 from adapters import FunctionDeclaration, Media, mcp_result_to_response
 from gateway.adk._kind import MODEL_SIDE_HINT
+from gateway.adk._user_choice import ask_user_choice, is_user_choice
 from gateway.adk.context import adk_readonly_context, adk_tool_context, settle_in_gateway
 from gateway.adk.declarations import declaration_from_adk
 from gateway.client.mcp_tool import restore_actions
@@ -136,6 +137,8 @@ class AdkTool(BaseTool):
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Run the ADK tool with a real google-adk `ToolContext` over `tool_context`'s session and state."""
         context = ToolContext() if tool_context is None else tool_context
+        if is_user_choice(self.adk_tool):
+            return await ask_user_choice(args, context)  # the answer an ADK app would send later, asked now
         # Outside a live run google-adk runs a generator FunctionTool as a workflow node, which needs the event
         # queue only its Runner sets up (a private attribute); in a live run `run_async` hands the generator back
         # (ADK's live flow streams its yields to the model). Served, each yield is MCP progress, and the last
