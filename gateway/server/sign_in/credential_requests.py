@@ -10,7 +10,8 @@ Per call, the principal's stored credentials are loaded (those whose access toke
    `elicitation/create` in the handshake era, an `InputRequiredResult` round in 2026-07-28), waits for its callback
    route to receive the code and store the credential, sends `notifications/elicitation/complete` (handshake era),
    and the tool runs again — one client-visible `tools/call`;
-3. a client without URL elicitation gets an `isError` result naming the sign-in URL: sign in, then call again.
+3. a client without URL elicitation gets an `isError` result naming the sign-in URL: sign in, then call again;
+   so does one whose user dismissed the elicitation (`cancel`: the link stays valid), while `decline` ends it.
 
 A tool that asks again right after a sign-in in the same call gets an error, not another sign-in: no loop.
 """
@@ -250,10 +251,16 @@ class CallCredentials:
                 f"Sign-in required: {self._tool} needs you to sign in at {pending.provider}. Open this URL in a "
                 f"browser and sign in, then call the tool again: {pending.link}"
             )
+        if answer.action == "cancel":
+            # Dismissed, not refused: an app that shows the link later (an ADK agent's confirmation) may still use it.
+            return _error(
+                f"Sign-in required: {self._tool} did not run. The sign-in link stays valid for "
+                f"{round(sign_ins.lifetime / 60)} minutes; open it in a browser and sign in at {pending.provider}, "
+                f"then call the tool again: {pending.link}"
+            )
         if answer.action != "accept":
             await sign_ins.finished(pending)
-            refused = "declined" if answer.action == "decline" else "cancelled"
-            return _error(f"Sign-in at {pending.provider} was {refused}; {self._tool} did not run.")
+            return _error(f"Sign-in at {pending.provider} was declined; {self._tool} did not run.")
         outcome = await sign_ins.wait(pending, self._server.sign_in_timeout)
         if isinstance(outcome, str):
             return _error(f"{outcome} {self._tool} did not run; call it again to sign in again.")
