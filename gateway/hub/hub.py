@@ -35,7 +35,7 @@ from gateway.hub.upstream_handlers import UpstreamHandlers
 from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import client_declares
-from gateway.server.extension import PendingCall, RelayedTool, ServerHooks
+from gateway.server.extension import PendingCall, PlainRequest, RelayedTool, ServerHooks
 from gateway.server.http.health import redact_reason
 from gateway.server.http.lane import LaneSeam
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
@@ -173,24 +173,24 @@ class Hub:
         """The fast lane (`FastLane`) in front of the server's streamable HTTP app."""
         return FastLane(seam)
 
-    def relays_for(self, owner: str) -> bool:
-        """Whether this hub already saw handshake-era session `owner` through the general path: its channel (for
-        roots requests) and its era (which chooses the era of its upstream sessions) are known."""
-        return self.relay.session_of(owner) is not None
+    def applies_to(self, request: PlainRequest) -> bool:
+        """Whether forwarding has more to do for `request` than the hop: a session this hub has not seen through the
+        general path yet (its channel, for roots requests, and its era, which chooses its upstream sessions' era,
+        are unknown), or an upstream tool with a confirmation policy, pins, a result cap or a credential."""
+        if self.relay.session_of(request.identity.session_owner) is None:
+            return True
+        tool = request.entry.tool if request.entry is not None else None
+        if not isinstance(tool, McpTool):
+            return False
+        toolset = tool.toolset
+        return not (tool.never_confirmed and isinstance(toolset, UpstreamToolset) and toolset.relays_raw)
 
     def relayed_call(self, entry: CatalogEntry, owner: str) -> RelayedTool | None:
-        """The fast lane's way to forward a call of an upstream tool, when nothing but the hop applies to it.
-
-        Only for a tool of an upstream without pins, a result cap or a credential, whose confirmation policy is off,
-        called from a handshake-era session this hub already saw through the general path (so that its channel is
-        known for roots requests and its era chose the upstream session's era).
-        """
+        """The plain path's way to forward a call of an upstream tool (`applies_to` said nothing else applies)."""
         tool = entry.tool
-        if not isinstance(tool, McpTool) or not tool.never_confirmed:
-            return None
-        toolset = tool.toolset
+        toolset = tool.toolset if isinstance(tool, McpTool) else None
         session = self.relay.session_of(owner)
-        if not isinstance(toolset, UpstreamToolset) or not toolset.relays_raw or session is None:
+        if not isinstance(tool, McpTool) or not isinstance(toolset, UpstreamToolset) or session is None:
             return None
         upstream = next((u for u in self.passthrough.upstreams if u is toolset), None)
         name = tool.raw_mcp_tool.name

@@ -4,12 +4,14 @@ Per `tools/call`: resolve the caller (`identity`), load its scoped state, build 
 client's features, run the tool, ask the client to confirm through elicitation when the tool requested a
 confirmation, write the state delta back, and translate the response with the adapters. An extension (the
 gateway's hub) runs its own tools' calls its way (`ServerExtension.call_tool`); the HTTP front's fast lane asks
-`relayed_call` whether a call may skip all of this (`gateway.server.http.fast_lane`).
+`relayed_call` whether a call may skip all of this (`gateway.hub.forwarding.fast_lane`): whether no layer of the
+pipeline applies to it (`CallPipeline`), the one question asked.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from typing import Any
 
@@ -20,7 +22,7 @@ from mcp.server.context import ServerRequestContext
 from gateway.errors import GatewayError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures
-from gateway.server.extension import PendingCall, RelayedTool, ServerExtension
+from gateway.server.extension import CallPipeline, PendingCall, PlainRequest, RelayedTool, ServerExtension
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.observe.observation import note_session, note_tool
 from gateway.server.policy.guard import UnknownToolError
@@ -55,11 +57,11 @@ class ToolCalls:
     artifact_service: ArtifactService
     memory_service: MemoryService | None
     relayed_calls: int
-    """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.http.fast_lane`)."""
+    """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.hub.forwarding.fast_lane`)."""
     relayed_listings: int
     """How many `tools/list` pages the fast lane answered from the cache."""
+    pipeline: CallPipeline
     _running_calls: RunningCalls
-    _searching: bool
     _sessions: SessionRegistry
     _log_levels: SessionRecords[types.LoggingLevel]
     _state_attempts: StateAttempts
@@ -99,21 +101,15 @@ class ToolCalls:
     async def relayed_call(
         self, name: str, identity: CallIdentity
     ) -> tuple[CatalogEntry, RelayedTool, types.LoggingLevel | None] | None:
-        """A call the fast lane may relay (`gateway.server.http.fast_lane`): its tool, how to run it, its log level.
+        """A call that may take the plain path: its tool, how the extension relays it, the session's log level.
 
-        None sends the call the general path: no extension tool, a policy, tool search, credentials, or local
-        toolsets whose lists a call may change apply here, or the tool cannot be found now (the general path
-        answers why).
+        None sends the call the general path: a layer of the pipeline applies to it (`CallPipeline.plain`, asked
+        before the tool is looked up and again with it), the extension does not relay its tool, or the tool cannot
+        be found now (the general path answers why).
         """
         extension = self.extension
-        if (
-            extension is None
-            or self.policy is not None
-            or self.credentials is not None
-            or self._searching
-            or self.listing.changes_after_calls
-            or not extension.relays_for(identity.session_owner)
-        ):
+        request = PlainRequest("tools/call", identity)
+        if extension is None or not self.pipeline.plain(request):
             return None
         self._sessions.note(identity)
         # No state is loaded: every toolset here is the extension's (local toolsets make the call ineligible), and
@@ -122,6 +118,8 @@ class ToolCalls:
         try:
             entry = await self.catalog.find(name, readonly)
         except (GatewayError, MCPError):
+            return None
+        if not self.pipeline.plain(dataclasses.replace(request, entry=entry)):
             return None
         relayed = extension.relayed_call(entry, identity.session_owner)
         if relayed is None:
@@ -132,15 +130,10 @@ class ToolCalls:
     async def relayed_listing(self, identity: CallIdentity, version: str, cursor: str | None) -> bytes | None:
         """A `tools/list` page the fast lane may answer: its JSON, cached from an earlier answer of the SDK's path.
 
-        None sends the request the general path: a policy filters pages, tool search changes them, the session has
-        not been seen by the general path, or the page is not cached yet.
+        None sends the request the general path: a layer of the pipeline applies to it (a policy filters pages, tool
+        search changes them, the session has not been seen by the general path), or the page is not cached yet.
         """
-        extension = self.extension
-        if (
-            self.policy is not None
-            or self._searching
-            or (extension is not None and not extension.relays_for(identity.session_owner))
-        ):
+        if not self.pipeline.plain(PlainRequest("tools/list", identity)):
             return None
         readonly, _ = await self._readonly_context(identity)
         page = self.listing.cached_page(await self.listing.view(readonly), identity.session_owner, version, cursor)

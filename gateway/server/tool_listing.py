@@ -16,7 +16,7 @@ import contextvars
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from mcp import MCPError, types
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -26,6 +26,9 @@ from gateway.server.catalog import CatalogEntry, CatalogView, ToolCatalog
 from gateway.server.pagination import page_of
 from gateway.server.session_records import SessionRecords
 from gateway.tools import ReadonlyContext
+
+if TYPE_CHECKING:
+    from gateway.server.extension import PlainRequest
 
 __all__ = ["ListingContext", "ToolListing"]
 
@@ -152,6 +155,11 @@ class ToolListing:
                 dropped, _ = self._pages.popitem(last=False)
                 self._encoded = {k: v for k, v in self._encoded.items() if k[0] is not dropped}
         pages[key] = dict(result)
+
+    def applies_to(self, request: PlainRequest) -> bool:
+        """Whether a call must be followed by comparing the session's tools (`CallPipeline`): while
+        local toolsets, whose lists a call may change, are served."""
+        return self.changes_after_calls and request.method == "tools/call"
 
     def watches(self, session_owner: str) -> bool:
         """Whether a call of this session may change a listing it has seen."""

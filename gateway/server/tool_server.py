@@ -22,7 +22,7 @@ from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from gateway.server.call_handler import ToolCalls
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import deprecated_in_2026
-from gateway.server.extension import ServerExtension, ServerHooks
+from gateway.server.extension import CALLS, NEVER, CallPipeline, ServerExtension, ServerHooks, When
 from gateway.server.identity import CALL_SESSION_PREFIX, CallIdentity, identify
 from gateway.server.observe.observation import RequestObservation
 from gateway.server.observe.request_log import RequestLog
@@ -136,7 +136,7 @@ class ToolServer(ToolCalls):
         self._log_levels: SessionRecords[types.LoggingLevel] = SessionRecords()
         self._running_calls = RunningCalls()
         self.relayed_calls = 0
-        """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.server.http.fast_lane`)."""
+        """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.hub.forwarding.fast_lane`)."""
         self.relayed_listings = 0
         """How many `tools/list` pages the fast lane answered from the cache."""
         self._state_attempts = StateAttempts(self.state_store)
@@ -158,26 +158,28 @@ class ToolServer(ToolCalls):
         self.observation = RequestObservation()
         """Every request, seen once (metrics, the request log and the trace's attributes hang on it)."""
         self.observation.observers.append(RequestLog())
-        self.server.middleware.append(self.observation)
+        self.pipeline = CallPipeline(self.server.middleware)
+        """The request pipeline, each layer with its guard: whether a request may take the plain path."""
+        self.pipeline.add_answered(self.observation, NEVER)  # a lane reports what it answers itself
         security = (
             RequestStateSecurity(keys=list(request_state_keys))
             if request_state_keys
             else RequestStateSecurity.ephemeral()
         )
-        self.server.middleware.append(RequestStateBoundary(security, default_audience=name))
+        self.pipeline.add_answered(RequestStateBoundary(security, default_audience=name), When(lambda r: r.modern))
         self._spent_rounds = SpentRounds(self.state_store, app_name=name, ttl=security.ttl)
-        self.server.middleware.append(self._sessions.end_call_sessions)
+        self.pipeline.add_answered(self._sessions.end_call_sessions, When(lambda r: r.identity.call_scoped))
         self.policy = policy
-        self._searching = False
         if tool_search is not None and tool_search.mode != "off":
-            self._searching = True
             # Ahead of the policy guard: `call_tool` reaches it (and the handler) as a call of the tool it names.
-            self.server.middleware.append(ToolSearch(tool_search, self._session_entries, policy))
+            self.pipeline.add(ToolSearch(tool_search, self._session_entries, policy))
         if policy is not None:
-            self.server.middleware.append(PolicyGuard(policy))
+            self.pipeline.add(PolicyGuard(policy))
         # Innermost: a cached page is the handler's answer, shaped for the wire once (the policy guard filters it).
         self._cached_pages = self.listing.cached_pages(self._listing_context)
-        self.server.middleware.append(self._cached_pages)
+        self.pipeline.add_answered(self._cached_pages, NEVER)  # a lane answers from the same pages
+        # The handler's stages: list changes after a call, the extension's forwarding, the users' sign-ins.
+        self.pipeline.stage(self.listing, extension, CALLS if self.credentials is not None else None)
         # The SDK's HTTP session manager builds initialize options with default NotificationOptions, which
         # hides `tools.listChanged`; this server does announce list changes, so every transport must say so.
         # Each connection's serving loop is wrapped so the sessions it carried are released when it ends.
@@ -242,22 +244,21 @@ class ToolServer(ToolCalls):
     def replace_policy(self, policy: Policy | None) -> None:
         """Apply `policy` (None: everything allowed) from the next request on, in every session (a config reload).
 
-        Open sessions are checked against it on their next request, the fast lane's included (it takes no call
-        while a policy is set). Rate-limit buckets start afresh.
+        Open sessions are checked against it on their next request, the fast lane's included (the policy guard
+        applies to every request, `CallPipeline`). Rate-limit buckets start afresh.
         """
         self.policy = policy
-        middleware = self.server.middleware
-        for layer in middleware:
+        for layer in self.server.middleware:
             if isinstance(layer, ToolSearch):
                 layer.policy = policy
-        guard = next((layer for layer in middleware if isinstance(layer, PolicyGuard)), None)
+        guard = next((layer for layer in self.server.middleware if isinstance(layer, PolicyGuard)), None)
         if guard is not None and policy is not None:
             guard.policy = policy
         elif guard is not None:
-            middleware.remove(guard)
+            self.pipeline.remove(guard)
         elif policy is not None:
             # Where the constructor puts it: inside tool search, outside the cached pages (which it filters).
-            middleware.insert(middleware.index(self._cached_pages), PolicyGuard(policy))
+            self.pipeline.add(PolicyGuard(policy), before=self._cached_pages)
 
     async def replace_tools(
         self, tools: Sequence[ToolUnion], *, retire: Callable[[BaseToolset], Awaitable[None]] | None = None

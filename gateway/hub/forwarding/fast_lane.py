@@ -3,9 +3,9 @@
 The SDK's streamable HTTP server spends most of a forwarded call's time on its own machinery (a memory stream and
 a task per request, the session's dispatcher, the low-level server's middleware, an SSE response object) and on
 models built and dumped on both sides. For the common call that needs none of it, this ASGI wrapper around the
-session manager answers the POST itself: the body is parsed once (by `MalformedIdGuard` in front of it, with the
-parser of the general path, `gateway.server.http._json_rpc_body`), the call goes to the upstream as JSON-RPC on the
-upstream session the general path would use (`ServerExtension.relayed_call`), and the upstream's result is written
+session manager answers the POST itself: the body is parsed once (by the HTTP front, with the parser of the
+general path: `LaneSeam.message`), the call goes to the upstream as JSON-RPC on the upstream session the general path
+would use (`ServerExtension.relayed_call`), and the upstream's result is written
 back as the message the SDK would write, only resource URIs rewritten under a prefix: alone as a JSON body when it
 is the first thing sent, else as the last event of an SSE `event: message` stream (`CallStream`).
 
@@ -13,9 +13,10 @@ On the fast lane (everything the gateway owes a call still happens):
 
 * a POST to `/mcp` carrying one JSON-RPC `tools/call` request, on a live handshake-era session (its
   `mcp-session-id` booked by `HttpSessions`, created by the same credential, Host/Origin accepted, `Accept`
-  naming JSON and SSE, `Content-Type` JSON), for an upstream tool the extension relays: no per-principal policy,
-  no tool search, no credentials, no pins, no result cap, no confirmation policy, the session already seen by the
-  general path once (its first request other than `initialize` goes there);
+  naming JSON and SSE, `Content-Type` JSON), for an upstream tool the extension relays, when the server says the
+  call may take the plain path (`gateway.server.extension.CallPipeline`: no layer of its pipeline applies to it,
+  so no policy, tool search, credentials, pins, result cap, confirmation policy or tracer provider; the session
+  already seen by the general path once, its first request other than `initialize` going there);
 * the request log and metrics (`RequestObservation.relayed_call`), the upstream call's span, `active_calls`;
 * progress notifications (for the request's `progressToken`) and log messages (at the session's log level) on the
   call's stream; elicitation and sampling requests the upstream makes mid-call, sent on the call's stream with
@@ -27,9 +28,10 @@ On the fast lane (everything the gateway owes a call still happens):
 
 Everything else goes to the SDK unchanged (a body `MalformedIdGuard` refused, a batch among them, never gets
 here): other methods, modern-era requests, JSON-response and stateless servers, requests whose `_meta` carries
-more than a `progressToken` (a session key, a trace context), a configured OpenTelemetry tracer provider (the SDK's
-server span would be missing), and a session the SDK has not served for a while (so its idle timeout, which only
-the SDK's own requests reset, never ends a session in use).
+more than a `progressToken` (a session key, a trace context), and a session the SDK has not served for a while (so
+its idle timeout, which only the SDK's own requests reset, never ends a session in use). Those are the lane's own
+questions, of the wire: whether it can answer as the SDK would. Whether the server's pipeline may be skipped it
+never decides itself.
 """
 
 from __future__ import annotations
@@ -42,7 +44,6 @@ import anyio
 from mcp import MCPError, types
 from mcp.server.transport_security import TransportSecurityMiddleware
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from opentelemetry import trace
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -50,7 +51,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from gateway.hub.forwarding._call_stream import CallStream, Questions, RequestId, StreamFeatures, dump
 from gateway.server.catalog import CatalogEntry
 from gateway.server.extension import RelayedTool
-from gateway.server.http._json_rpc_body import parsed_message
 from gateway.server.http.lane import LaneSeam
 from gateway.server.identity import CallIdentity, current_principal
 from gateway.server.observe.observation import error_outcome
@@ -86,6 +86,7 @@ class FastLane:
     def __init__(self, seam: LaneSeam) -> None:
         self._app: ASGIApp = seam.app
         self._tool_server = seam.server
+        self._message = seam.message
         self._sessions = seam.sessions
         self._host_check: TransportSecurityMiddleware = seam.host_check
         self._sdk_refresh = seam.sdk_refresh
@@ -105,7 +106,7 @@ class FastLane:
         ):
             await self._app(scope, receive, send)
             return
-        message = parsed_message(scope)
+        message = self._message(scope)
         handled = (
             message is not None
             and message.get("jsonrpc") == "2.0"
@@ -177,8 +178,6 @@ class FastLane:
         """Whether the request is one the SDK would serve as a plain SSE-answered request of a live session."""
         session_id = headers.get("mcp-session-id", "")
         if self._sdk_refresh is not None and self._sessions.sdk_idle(session_id) > self._sdk_refresh:
-            return False
-        if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
             return False
         return await self._allowed(headers, scope)
 

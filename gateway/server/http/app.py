@@ -32,6 +32,7 @@ from gateway.errors import ConfigError, MissingExtraError
 from gateway.server.auth.oauth_settings import OAuthSettings
 from gateway.server.auth.protected_resource import BearerGuard, resource_metadata_routes
 from gateway.server.auth.static_tokens import StaticTokenVerifier
+from gateway.server.http._json_rpc_body import parsed_message
 from gateway.server.http._refusals import RefusalStatus
 from gateway.server.http._request_ids import MalformedIdGuard
 from gateway.server.http._stopping_guard import StoppingGuard
@@ -209,7 +210,7 @@ def create_app(
     if fast_lane and not stateless and not json_response and lane is not None:
         # The SDK resets a session's idle timeout only on requests it serves: it serves one now and then.
         refresh = min(session_idle_timeout / 8, _SDK_REFRESH)
-        front = lane(LaneSeam(streamable, tool_server, sessions, host_check, sdk_refresh=refresh))
+        front = lane(LaneSeam(streamable, tool_server, parsed_message, sessions, host_check, sdk_refresh=refresh))
         streamable = front
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),

@@ -1,26 +1,63 @@
 """The seam in front of the SDK's streamable HTTP app: what the HTTP front lends a lane that answers some POSTs itself.
 
 The server builds no lane of its own. Whoever builds the gateway supplies one (`create_app(..., lane=...)`, or its
-extension's `ServerExtension.lane`); the HTTP front hands it only what this seam names — the SDK's app that gets
-everything else, the book of sessions, the host check and how often the SDK must see a session — and the server's
-answer to one question per call (`PlainPath`).
+extension's `ServerExtension.lane`); the HTTP front hands it only what this seam names: the SDK's app that gets
+everything else, the request's JSON-RPC message as the front parsed it, the book of sessions, the host check, how
+often the SDK must see a session, and the server as `PlainPath`, whose `relayed_call` and `relayed_listing` ask the
+one question of the plain path (`gateway.server.extension.CallPipeline`) before anything is relayed.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+import anyio
+from mcp import types
 from mcp.server.transport_security import TransportSecurityMiddleware
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
+from gateway.server.catalog import CatalogEntry
+from gateway.server.extension import RelayedTool
 from gateway.server.http.sessions import HttpSessions
+from gateway.server.identity import CallIdentity
+from gateway.server.observe.observation import RequestObservation
 
-if TYPE_CHECKING:
-    from gateway.server.tool_server import ToolServer
+__all__ = ["Lane", "LaneSeam", "PlainPath"]
 
-__all__ = ["Lane", "LaneSeam"]
+
+class PlainPath(Protocol):
+    """What a lane may ask of the server it answers for, and nothing else."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def observation(self) -> RequestObservation:
+        """Where the lane reports what it answered (`RequestObservation.relayed`)."""
+        ...
+
+    @property
+    def refusing_calls(self) -> bool: ...
+
+    @property
+    def stop_reason(self) -> str | None: ...
+
+    def running_call(
+        self, scope: anyio.CancelScope | None = None
+    ) -> contextlib.AbstractContextManager[anyio.CancelScope]: ...
+
+    async def relayed_call(
+        self, name: str, identity: CallIdentity
+    ) -> tuple[CatalogEntry, RelayedTool, types.LoggingLevel | None] | None:
+        """A call that may take the plain path: its tool, how the extension relays it, the session's log level."""
+        ...
+
+    async def relayed_listing(self, identity: CallIdentity, version: str, cursor: str | None) -> bytes | None:
+        """A `tools/list` page that may take the plain path: its JSON, cached from an earlier answer."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -29,8 +66,10 @@ class LaneSeam:
 
     app: ASGIApp
     """The SDK's streamable HTTP app: everything the lane does not answer goes here."""
-    server: ToolServer
-    """The server the lane answers for."""
+    server: PlainPath
+    """The server the lane answers for, as far as a lane may see it."""
+    message: Callable[[Scope], dict[str, Any] | None]
+    """The POST's JSON-RPC message as the front parsed it (None: not one message)."""
     sessions: HttpSessions
     """The book of open sessions (who opened each, when the SDK last served it)."""
     host_check: TransportSecurityMiddleware

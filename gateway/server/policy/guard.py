@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp import MCPError, types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -28,6 +28,9 @@ from adapters.meta_keys import RETRY_AFTER_META_KEY
 from gateway.server.identity import Principal, current_principal
 from gateway.server.policy.resource_uri import ambiguity
 from gateway.server.policy.rules import Kind, Policy
+
+if TYPE_CHECKING:
+    from gateway.server.extension import PlainRequest
 
 __all__ = ["PolicyGuard", "UnknownToolError"]
 
@@ -72,6 +75,11 @@ class PolicyGuard:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
+
+    def applies_to(self, request: PlainRequest) -> bool:
+        """Every request is checked against the policy (`CallPipeline`): none takes the plain path."""
+        del request
+        return True
 
     def _refuse_use(self, principal: Principal, kind: Kind, name: str) -> None:
         logger.info("Policy: %s may not use %s %r", principal.name, kind[:-1], name[:200])

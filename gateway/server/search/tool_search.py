@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 import anyio
 import anyio.to_thread
@@ -38,6 +38,9 @@ from gateway.search.tool_index import ToolIndex
 from gateway.server.catalog import CatalogEntry
 from gateway.server.identity import current_principal
 from gateway.server.policy.rules import Policy
+
+if TYPE_CHECKING:
+    from gateway.server.extension import PlainRequest
 from gateway.tools.auth_sign_in import SignInTool
 
 __all__ = ["CALL_TOOL", "SEARCH_TOOL", "ToolSearch", "ToolSearchSettings"]
@@ -135,6 +138,12 @@ class ToolSearch:
         """The caller's policy hides what it may not use from searches (replaced on a config reload)."""
         self._indexes: OrderedDict[tuple[tuple[str, int], ...], ToolIndex] = OrderedDict()
         self._building = anyio.Lock()
+
+    def applies_to(self, request: PlainRequest) -> bool:
+        """Search may replace any listing and reach any tool (`CallPipeline`): nothing takes the plain
+        path while it is on."""
+        del request
+        return self.settings.mode != "off"
 
     def _allowed(self) -> Callable[[str], bool]:
         policy = self.policy
