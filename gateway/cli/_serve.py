@@ -178,6 +178,8 @@ def run_serve(args: argparse.Namespace) -> int:
         "policy": policy_of(config.policies) if config else None,
         "tool_search": config.tool_search.settings() if config and config.tool_search else None,
     }
+    if config is not None:
+        options["max_artifact_bytes"] = config.max_artifact_bytes
     if args.session_retention is not None:
         options["session_retention"] = args.session_retention
     if config is not None and config.memory:

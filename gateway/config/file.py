@@ -30,6 +30,7 @@ from typing import Any, Final, Literal, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
+from gateway.artifacts.codec import DEFAULT_MAX_ARTIFACT_BYTES
 from gateway.client.connection import (
     ConnectionParams,
     SseConnectionParams,
@@ -195,6 +196,9 @@ class GatewayConfig(BaseModel):
     max_listen_streams_per_client: int | None = Field(default=None, ge=1)
     """Open `subscriptions/listen` streams one principal (one address, when anonymous) may have; default 32
     (`gateway.hub.listen_streams`). Read at start, not on reload."""
+    max_artifact_bytes: int = Field(default=DEFAULT_MAX_ARTIFACT_BYTES, ge=1)
+    """The largest artifact a tool may save (`tool_context.save_artifact`), in bytes; default 10 MiB. A larger one
+    fails the call with an error naming `maxArtifactBytes`. Read at start."""
     max_held_calls: int = Field(default=256, ge=1)
     """Upstream calls held open at once waiting for a modern client's next round (`gateway.hub.held_calls`);
     one more is refused with a JSON-RPC error naming `maxHeldCalls`. Read at start."""

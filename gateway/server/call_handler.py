@@ -19,6 +19,7 @@ import anyio
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
 
+from gateway.artifacts.uri import parse_artifact_uri
 from gateway.errors import GatewayError, ToolNotFoundError, UpstreamUnavailableError
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import McpClientFeatures
@@ -27,6 +28,7 @@ from gateway.server.identity import CallIdentity, identify
 from gateway.server.observe.observation import note_session, note_tool
 from gateway.server.policy.guard import UnknownToolError
 from gateway.server.policy.rules import Policy
+from gateway.server.resources import ArtifactResources
 from gateway.server.round_state import RoundState
 from gateway.server.running_calls import RunningCalls
 from gateway.server.session_records import SessionRecords
@@ -55,6 +57,7 @@ class ToolCalls:
     policy: Policy | None
     state_store: StateStore
     artifact_service: ArtifactService
+    artifact_resources: ArtifactResources
     memory_service: MemoryService | None
     relayed_calls: int
     """How many `tools/call` requests the HTTP front's fast lane relayed (`gateway.hub.forwarding.fast_lane`)."""
@@ -237,6 +240,8 @@ class ToolCalls:
             return types.InputRequiredResult(
                 input_requests={needed.key: needed.request}, request_state=features.request_state()
             )
+        if any(isinstance(block, types.ResourceLink) and parse_artifact_uri(block.uri) for block in result.content):
+            await self.artifact_resources.announce(ctx, identity)
         await self._announce_changes(ctx, identity)
         return result
 

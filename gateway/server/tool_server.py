@@ -19,6 +19,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
+from gateway.artifacts import DEFAULT_MAX_ARTIFACT_BYTES, StoredArtifactService, artifact_service_for
 from gateway.server.call_handler import ToolCalls
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import deprecated_in_2026
@@ -28,6 +29,7 @@ from gateway.server.observe.observation import RequestObservation
 from gateway.server.observe.request_log import RequestLog
 from gateway.server.policy.guard import PolicyGuard
 from gateway.server.policy.rules import Policy
+from gateway.server.resources import ArtifactResources
 from gateway.server.running_calls import RunningCalls
 from gateway.server.search.tool_search import ToolSearch, ToolSearchSettings
 from gateway.server.session_records import SessionRecords
@@ -45,7 +47,6 @@ from gateway.tools import (
     ArtifactService,
     BaseTool,
     BaseToolset,
-    InMemoryArtifactService,
     MemoryService,
     ReadonlyContext,
 )
@@ -67,7 +68,10 @@ class ToolServer(ToolCalls):
         name: the server name shown to clients.
         state_store: where session, `user:` and `app:` state lives (default: in memory; the CLI and `serve()`
             default to an embedded SQLite file).
-        artifact_service: where artifacts live (default: in memory).
+        artifact_service: where artifacts live (default: beside the state, `gateway.artifacts.artifact_service_for`:
+            the same SQLite file or Redis server, in memory beside an in-memory store). Each session's artifacts
+            are its MCP resources (`gateway.server.resources`).
+        max_artifact_bytes: the largest artifact the default artifact store keeps (`maxArtifactBytes`).
         memory_service: the users' long-term memory (`tool_context.search_memory`, google-adk's `load_memory`);
             default: full-text search in the state's SQLite file (`gateway.state.SqliteMemoryService`), in memory
             beside an in-memory store, none beside another store.
@@ -103,6 +107,7 @@ class ToolServer(ToolCalls):
         state_store: StateStore | None = None,
         artifact_service: ArtifactService | None = None,
         memory_service: MemoryService | None = None,
+        max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
         page_size: int = DEFAULT_PAGE_SIZE,
         request_state_keys: Sequence[bytes | str] | None = None,
         extension: ServerExtension | None = None,
@@ -119,7 +124,10 @@ class ToolServer(ToolCalls):
         self._retiring: anyio.abc.TaskGroup | None = None
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
-        self.artifact_service: ArtifactService = artifact_service or InMemoryArtifactService()
+        self.artifact_service: ArtifactService = artifact_service or artifact_service_for(
+            self.state_store, max_bytes=max_artifact_bytes
+        )
+        self._own_artifacts = artifact_service is None
         self.memory_service: MemoryService | None = memory_service or default_memory_service(self.state_store)
         self._own_memory = memory_service is None
         self.credentials = ServerCredentials.configure(
@@ -143,7 +151,8 @@ class ToolServer(ToolCalls):
         self.extension = extension
         self.listing = ToolListing(self.catalog, page_size, changes_after_calls=self._local_toolsets_in(self.catalog))
         hooks = ServerHooks(self._context, self.listing.page)
-        extra_handlers = extension.handlers(hooks) if extension is not None else {}
+        self.artifact_resources = ArtifactResources(self.artifact_service, self._context)
+        extra_handlers = self.artifact_resources.merged(extension.handlers(hooks) if extension is not None else {})
         with deprecated_in_2026():
             # `logging/setLevel` is deprecated only from 2026-07-28 on; handshake-era clients still send it.
             self.server: Server[Any] = Server(  # pyright: ignore[reportDeprecated]
@@ -186,7 +195,9 @@ class ToolServer(ToolCalls):
         self._sdk_run = self.server.run
         self.server.run = self._run_connection  # type: ignore[method-assign]
         self.server.create_initialization_options = functools.partial(  # type: ignore[method-assign]
-            Server.create_initialization_options, self.server, NotificationOptions(tools_changed=True)
+            Server.create_initialization_options,
+            self.server,
+            NotificationOptions(tools_changed=True, resources_changed=True),
         )
 
     async def _run_connection(self, *args: Any, **kwargs: Any) -> None:
@@ -223,6 +234,10 @@ class ToolServer(ToolCalls):
             for principal in () if keeps_state else principals:
                 # The session's own keys end with it; its principal's `user:` keys and the `app:` keys stay.
                 await self.state_store.clear_session(self._scope(CallIdentity(principal, session_key)))
+                # So do its artifacts (its MCP resources); the principal's `user:` files stay.
+                await self.artifact_service.delete_session(
+                    app_name=self.name, user_id=principal, session_id=session_key
+                )
             for principal in principals:
                 context = ReadonlyContext(app_name=self.name, user_id=principal, session_id=session_key)
                 for item in self.catalog.items:
@@ -344,6 +359,8 @@ class ToolServer(ToolCalls):
         with anyio.CancelScope(shield=True):
             await self.catalog.aclose()
             await self.state_store.aclose()
+            if self._own_artifacts and isinstance(self.artifact_service, StoredArtifactService):
+                await self.artifact_service.aclose()
             if self._own_memory and isinstance(self.memory_service, SqliteMemoryService):
                 await self.memory_service.aclose()
 

@@ -134,6 +134,16 @@ class RedisStateStore(JsonStateStore):
     def __repr__(self) -> str:
         return f"RedisStateStore({_shown(self._url)!r})"
 
+    @property
+    def url(self) -> str:
+        """The Redis URL (with its password: never log it)."""
+        return self._url
+
+    @property
+    def prefix(self) -> str:
+        """The first part of every key."""
+        return self._prefix
+
     async def __aenter__(self) -> RedisStateStore:
         await self._command("connect to", self._client.ping)
         return self

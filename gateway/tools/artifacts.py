@@ -1,15 +1,20 @@
 """The artifact service seam a tool saves files through, and an in-memory implementation.
 
 As in ADK, artifacts are versioned per filename (the first save is version 0) and live in a session, except
-that a filename starting with `user:` belongs to the user: every session of that user sees it.
+that a filename starting with `user:` belongs to the user: every session of that user sees it. Each version
+may carry `custom_metadata` (a JSON object), read back with `get_artifact_version`. The stores that survive a
+restart (SQLite, Redis) live in `gateway.artifacts`.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Protocol, TypeAlias
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeAlias
 
-__all__ = ["Artifact", "ArtifactService", "InMemoryArtifactService"]
+__all__ = ["Artifact", "ArtifactService", "ArtifactVersion", "InMemoryArtifactService"]
 
 Artifact: TypeAlias = object
 """Any artifact value (bytes, text or a media object); services store and return it as given."""
@@ -20,13 +25,46 @@ _USER_PREFIX = "user:"
 _PATH_SEPARATORS = re.compile(r"[/\\]")
 
 
+@dataclass(frozen=True)
+class ArtifactVersion:
+    """What is known of one version of an artifact (ADK's `ArtifactVersion`, without its storage URI).
+
+    Attributes:
+        version: The version number (0 for the first save).
+        custom_metadata: What the tool passed to `save_artifact`, or an empty dict.
+        create_time: When it was saved (a `time.time()`).
+        mime_type: Its media type, when the store knows it (None for an in-memory value of any kind).
+        size: Its size in bytes, when the store knows it.
+    """
+
+    version: int
+    custom_metadata: dict[str, Any] = field(default_factory=dict[str, Any])
+    create_time: float = 0.0
+    mime_type: str | None = None
+    size: int | None = None
+
+
 class ArtifactService(Protocol):
     """Where a tool's artifacts are kept, keyed by app, user, session and filename."""
 
     async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Artifact
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        filename: str,
+        artifact: Artifact,
+        custom_metadata: Mapping[str, Any] | None = None,
     ) -> int:
-        """Store `artifact` as the next version of `filename` and return that version (0 for the first)."""
+        """Store `artifact` (and its `custom_metadata`) as the next version of `filename` and return that version
+        (0 for the first)."""
+        ...
+
+    async def get_artifact_version(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
+    ) -> ArtifactVersion | None:
+        """What is known of the given version of `filename` (the latest when `version` is None), or None."""
         ...
 
     async def load_artifact(
@@ -47,6 +85,10 @@ class ArtifactService(Protocol):
         """Delete every version of `filename`; deleting a missing file does nothing."""
         ...
 
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Forget every file of a session that ended; its user's `user:` files stay."""
+        ...
+
 
 # A user's shared files are kept under session None.
 _Namespace: TypeAlias = tuple[str, str, str | None]
@@ -62,15 +104,36 @@ class InMemoryArtifactService:
 
     def __init__(self) -> None:
         self._files: dict[_Namespace, dict[str, list[Artifact]]] = {}
+        self._versions_of: dict[tuple[_Namespace, str], list[ArtifactVersion]] = {}
 
     async def save_artifact(
-        self, *, app_name: str, user_id: str, session_id: str, filename: str, artifact: Artifact
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        filename: str,
+        artifact: Artifact,
+        custom_metadata: Mapping[str, Any] | None = None,
     ) -> int:
         """Store `artifact` as the next version of `filename` and return that version (0 for the first)."""
         namespace = _namespace(app_name, user_id, session_id, filename)
         versions = self._files.setdefault(namespace, {}).setdefault(filename, [])
         versions.append(artifact)
+        described = ArtifactVersion(len(versions) - 1, dict(custom_metadata or {}), time.time())
+        self._versions_of.setdefault((namespace, filename), []).append(described)
         return len(versions) - 1
+
+    async def get_artifact_version(
+        self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
+    ) -> ArtifactVersion | None:
+        """What is known of the given version of `filename` (the latest when `version` is None), or None."""
+        known = self._versions_of.get((_namespace(app_name, user_id, session_id, filename), filename), [])
+        if not known:
+            return None
+        if version is None:
+            return known[-1]
+        return known[version] if 0 <= version < len(known) else None
 
     async def load_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
@@ -105,12 +168,24 @@ class InMemoryArtifactService:
         if files is None:
             return
         files.pop(filename, None)
+        self._versions_of.pop((namespace, filename), None)
         if not files:
             del self._files[namespace]
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """Forget every file of a session that ended; its user's `user:` files stay."""
+        namespace = (app_name, user_id, session_id)
+        for filename in self._files.pop(namespace, {}):
+            self._versions_of.pop((namespace, filename), None)
 
     def _versions(self, app_name: str, user_id: str, session_id: str, filename: str) -> list[Artifact]:
         namespace = _namespace(app_name, user_id, session_id, filename)
         return self._files.get(namespace, {}).get(filename, [])
+
+
+def check_filename(filename: str) -> None:
+    """Refuse an empty filename or one with a `..` path segment (the message says what to use instead)."""
+    _check_filename(filename)
 
 
 def _namespace(app_name: str, user_id: str, session_id: str, filename: str) -> _Namespace:

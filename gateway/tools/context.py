@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools.actions import EventActions, ToolConfirmation
-from gateway.tools.artifacts import Artifact, ArtifactService
+from gateway.tools.artifacts import Artifact, ArtifactService, ArtifactVersion
 from gateway.tools.auth_config import AuthConfig
 from gateway.tools.auth_credential import AuthCredential
 from gateway.tools.memory_service import (
@@ -262,14 +262,22 @@ class ToolContext(ReadonlyContext):
             )
         return self._artifact_service
 
-    async def save_artifact(self, filename: str, artifact: Artifact) -> int:
-        """Store a new version of `filename` and return its version number."""
+    @property
+    def artifact_service(self) -> ArtifactService | None:
+        """Where this call's artifacts live (None: the tool runs where there is no artifact service)."""
+        return self._artifact_service
+
+    async def save_artifact(
+        self, filename: str, artifact: Artifact, custom_metadata: Mapping[str, Any] | None = None
+    ) -> int:
+        """Store a new version of `filename` (with its `custom_metadata`) and return its version number."""
         version = await self._artifacts().save_artifact(
             app_name=self.app_name,
             user_id=self.user_id,
             session_id=self.session_id,
             filename=filename,
             artifact=artifact,
+            custom_metadata=custom_metadata,
         )
         self._actions.artifact_delta[filename] = version
         return version
@@ -277,6 +285,16 @@ class ToolContext(ReadonlyContext):
     async def load_artifact(self, filename: str, version: int | None = None) -> Artifact | None:
         """Return `filename` at `version` (the latest when None), or None if there is no such artifact."""
         return await self._artifacts().load_artifact(
+            app_name=self.app_name,
+            user_id=self.user_id,
+            session_id=self.session_id,
+            filename=filename,
+            version=version,
+        )
+
+    async def get_artifact_version(self, filename: str, version: int | None = None) -> ArtifactVersion | None:
+        """What is known of `filename` at `version` (the latest when None): its custom metadata, time, media type."""
+        return await self._artifacts().get_artifact_version(
             app_name=self.app_name,
             user_id=self.user_id,
             session_id=self.session_id,
