@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support.paths import ROOT
+
 FORBIDDEN_IN_ADAPTERS = (
     "gateway",
     "anyio",

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 CI = ROOT / ".ci" / "run"
 

@@ -35,12 +35,12 @@ from gateway.hub import gateway_tools
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from tests.support import loopback
+from tests.support.deadlines import LONG_DEADLINE as DEADLINE
 from tests.support.loopback import bound_socket, serving_asgi
+from tests.support.paths import ROOT
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
 UPSTREAM_SCRIPT = HERE / "echo_upstream.py"
-DEADLINE = 60.0
 """Seconds any single wait (a start-up, a call, a shutdown) may take before the benchmark gives up."""
 STOP_GRACE = 15.0
 BACKLOG = 1024

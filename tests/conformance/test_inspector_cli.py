@@ -18,7 +18,8 @@ import pytest
 from test_server_conformance import _free_port, _stop, _wait_healthy  # pyright: ignore[reportPrivateUsage]
 from toolchain import Toolchain, ensure_toolchain
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 CALL_SECONDS = 120
 
 

@@ -6,9 +6,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

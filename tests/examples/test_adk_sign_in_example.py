@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import anyio
 import pytest
 
 from tests.support.oauth_provider import OAuthProvider
+from tests.support.paths import ROOT
 from tests.support.protected_upstream import protected_upstream
 
-ROOT = Path(__file__).resolve().parents[2]
 REDIRECT_URI = "http://127.0.0.1:9/app/oauth-callback"
 """The app's redirect URI: never served; the example reads the redirect instead of following it."""
 

@@ -10,7 +10,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters, types
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
+
 pytestmark = pytest.mark.anyio
 
 

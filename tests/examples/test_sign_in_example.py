@@ -16,8 +16,8 @@ import pytest
 from mcp import Client, StdioServerParameters, types
 
 from tests.support.oauth_provider import OAuthProvider
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.anyio
 
 

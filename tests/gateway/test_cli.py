@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
+from tests.support.paths import ROOT
 
 CLI_TOOLS = "tests/gateway/cli_tools.py"
 

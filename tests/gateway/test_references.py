@@ -8,8 +8,7 @@ import pytest
 
 from gateway import BaseToolset, ConfigError, FunctionTool, LongRunningFunctionTool
 from gateway.config.references import load_tools
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.paths import ROOT
 
 
 def _names(items: list[object]) -> list[str]:

@@ -23,11 +23,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer, serve_async
 from gateway.server.auth.oauth_settings import OAuthSettings
+from tests.support.deadlines import DEADLINE
 from tests.support.oauth_provider import OAuthProvider
 
 __all__ = ["DEADLINE", "ProtectedGateway", "protected_gateway", "token_client"]
 
-DEADLINE = 30.0
 """Seconds a single wait on the gateway may take."""
 
 

@@ -21,11 +21,10 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from gateway.server import ToolServer, serve_async
+from tests.support.deadlines import DEADLINE
 from tests.support.loopback import bound_socket, serving_asgi
 
 pytestmark = pytest.mark.anyio
-
-DEADLINE = 20.0
 
 
 async def _ok(request: Request) -> PlainTextResponse:

@@ -36,13 +36,13 @@ from gateway import FunctionTool, McpToolset, StdioConnectionParams
 from gateway.adk import from_adk, to_adk
 from gateway.client import StreamableHTTPConnectionParams
 from gateway.server import SESSION_META_KEY, ToolServer
+from tests.support.deadlines import LONG_DEADLINE as DEADLINE
 from tests.support.loopback import free_port, wait_for_port
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-DEADLINE = 60.0
 SESSION: Any = {SESSION_META_KEY: "actions-session-0123456789"}
 SERVED_WAYS = ("stdio-legacy", "stdio-modern", "http-legacy", "http-modern")
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.paths import ROOT
 
 # Makes google-adk unimportable in the child, as on a machine where the extra is not installed.
 WITHOUT_ADK = textwrap.dedent(

@@ -23,10 +23,9 @@ from google.genai import types as genai_types
 from scripted_model import ScriptedModel, call, say
 
 from gateway.tools import FunctionTool, LongRunningFunctionTool, ToolContext
+from tests.support.deadlines import DEADLINE
 
 pytestmark = pytest.mark.anyio
-
-DEADLINE = 20.0
 
 
 def one_status(job: str) -> Iterator[dict[str, str]]:

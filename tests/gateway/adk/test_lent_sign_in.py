@@ -32,6 +32,7 @@ from gateway.tools import (
     OAuthFlowAuthorizationCode,
     OAuthFlows,
 )
+from tests.support.deadlines import DEADLINE
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
 
@@ -41,7 +42,6 @@ pytestmark = [
     pytest.mark.filterwarnings(r"ignore:\[EXPERIMENTAL\] \w+:UserWarning"),
 ]
 
-DEADLINE = 30.0
 REDIRECT_URI = "http://127.0.0.1:9/app/oauth-callback"
 """The client app's redirect URI: never served, the test 'browser' reads the redirect instead of following it."""
 REQUEST_CREDENTIAL = "adk_request_credential"

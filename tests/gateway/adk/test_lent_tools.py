@@ -21,13 +21,13 @@ from scripted_model import ScriptedModel, call, say
 from adapters import FunctionDeclaration, Media
 from gateway import BaseTool, BaseToolset, FunctionTool, McpToolset, ReadonlyContext, StdioConnectionParams, ToolContext
 from gateway.adk import to_adk
+from tests.support.deadlines import DEADLINE
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 
 REQUIRED = "This tool call requires confirmation, please approve or reject."
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-DEADLINE = 30.0
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
 )

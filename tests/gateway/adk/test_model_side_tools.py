@@ -17,8 +17,7 @@ from mcp import Client
 
 from gateway.errors import ToolDefinitionError
 from gateway.server import ToolServer
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.paths import ROOT
 
 MODULE = """\
 from google.adk.code_executors import BuiltInCodeExecutor

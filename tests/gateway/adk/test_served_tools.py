@@ -17,12 +17,12 @@ from mcp.client.context import ClientRequestContext
 from gateway.config.references import load_tools
 from gateway.server import SESSION_META_KEY, ToolServer
 from gateway.state import SqliteStateStore
+from tests.support.deadlines import DEADLINE
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
 MODULE = str(HERE / "adk_modules.py")
-DEADLINE = 20.0
 Mode = Literal["legacy", "auto"]
 MODES: tuple[Mode, ...] = ("legacy", "auto")
 Action = Literal["accept", "decline", "cancel"]

@@ -19,12 +19,12 @@ from gateway.client.connection import ConnectionParams
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from tests.support import processes
+from tests.support.deadlines import DEADLINE
 from tests.support.loopback import serving_asgi, serving_tools
+from tests.support.paths import ROOT
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
 TOOLS_REF = f"{HERE / 'upstream_tools.py'}:TOOLS"
-DEADLINE = 20.0
 """Seconds any single wait in a test may take before the test fails."""
 
 Kind = Literal["ours", "sdk"]

@@ -23,9 +23,8 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from gateway._http_clients import http_client
+from tests.support.deadlines import DEADLINE
 from tests.support.loopback import serving_asgi
-
-DEADLINE = 20.0
 
 
 def self_signed(directory: Path) -> tuple[Path, Path]:

@@ -27,12 +27,11 @@ from gateway.tools import (
     OAuthFlows,
     ToolContext,
 )
+from tests.support.deadlines import DEADLINE
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
 
 pytestmark = pytest.mark.anyio
-
-DEADLINE = 30.0
 
 
 @asynccontextmanager

@@ -21,12 +21,11 @@ from gateway.client import McpToolset, SseConnectionParams, StreamableHTTPConnec
 from gateway.client.credentials import ClientCredentials, Credential, StoredLogin, TokenExchange, TokenFile, log_in
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import ReadonlyContext, ToolContext
+from tests.support.deadlines import DEADLINE
 from tests.support.oauth_provider import OAuthProvider
 from tests.support.protected_upstream import ProtectedUpstream, protected_upstream
 
 pytestmark = pytest.mark.anyio
-
-DEADLINE = 30.0
 
 
 @asynccontextmanager

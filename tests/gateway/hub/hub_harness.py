@@ -33,15 +33,15 @@ from gateway.hub import gateway_tools
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
 from tests.support import processes
+from tests.support.deadlines import DEADLINE
 from tests.support.loopback import free_port, serving_tools, wait_for_port
+from tests.support.paths import ROOT
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
 UPSTREAM_TOOLS = f"{HERE / 'hub_upstream_tools.py'}:TOOLS"
 LOCAL_TOOLS = str(HERE / "hub_local_tools.py")
 BIN = os.path.dirname(sys.executable)
 """Where the venv's published servers (`mcp-server-time`) and our own command live."""
-DEADLINE = 30.0
 """Seconds any single wait in a test may take before the test fails."""
 
 Mode = Literal["legacy", "auto"]

@@ -26,11 +26,11 @@ from mcp.client.streamable_http import streamable_http_client
 
 from gateway.server import ToolServer
 from tests.support import processes
+from tests.support.deadlines import DEADLINE
 from tests.support.loopback import serving_tools
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 TOOLS_REF = f"{Path(__file__).with_name('fixture_tools.py')}:TOOLS"
-DEADLINE = 20.0
 """Seconds any single wait on a server may take before the test fails."""
 
 Transport = Literal["stdio", "sse", "http"]
