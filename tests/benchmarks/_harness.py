@@ -41,7 +41,6 @@ from tests.support.paths import ROOT
 
 HERE = Path(__file__).resolve().parent
 UPSTREAM_SCRIPT = HERE / "echo_upstream.py"
-"""Seconds any single wait (a start-up, a call, a shutdown) may take before the benchmark gives up."""
 STOP_GRACE = 15.0
 BACKLOG = 1024
 """The listen backlog of the in-process servers' sockets (many sessions connect at once)."""

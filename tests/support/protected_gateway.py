@@ -28,8 +28,6 @@ from tests.support.oauth_provider import OAuthProvider
 
 __all__ = ["DEADLINE", "ProtectedGateway", "protected_gateway", "token_client"]
 
-"""Seconds a single wait on the gateway may take."""
-
 
 @dataclass(frozen=True)
 class ProtectedGateway:

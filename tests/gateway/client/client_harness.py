@@ -25,7 +25,6 @@ from tests.support.paths import ROOT
 
 HERE = Path(__file__).resolve().parent
 TOOLS_REF = f"{HERE / 'upstream_tools.py'}:TOOLS"
-"""Seconds any single wait in a test may take before the test fails."""
 
 Kind = Literal["ours", "sdk"]
 Transport = Literal["stdio", "sse", "http"]

@@ -42,7 +42,6 @@ UPSTREAM_TOOLS = f"{HERE / 'hub_upstream_tools.py'}:TOOLS"
 LOCAL_TOOLS = str(HERE / "hub_local_tools.py")
 BIN = os.path.dirname(sys.executable)
 """Where the venv's published servers (`mcp-server-time`) and our own command live."""
-"""Seconds any single wait in a test may take before the test fails."""
 
 Mode = Literal["legacy", "auto"]
 Target = str | StdioServerParameters

@@ -31,7 +31,6 @@ from tests.support.loopback import serving_tools
 from tests.support.paths import ROOT
 
 TOOLS_REF = f"{Path(__file__).with_name('fixture_tools.py')}:TOOLS"
-"""Seconds any single wait on a server may take before the test fails."""
 
 Transport = Literal["stdio", "sse", "http"]
 Era = Literal["legacy", "modern"]
