@@ -15,12 +15,15 @@ from typing import Any
 from google.adk.agents.invocation_context import InvocationContext
 from google.adk.agents.live_request_queue import LiveRequestQueue
 from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
+from google.adk.artifacts import BaseArtifactService
 from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
 from google.adk.memory import BaseMemoryService
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.tools.tool_confirmation import ToolConfirmation as AdkToolConfirmation
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 
+from gateway.adk._lent_context import LentToolContext
+from gateway.adk.artifact_service import AdkArtifactService, RunnerArtifacts
 from gateway.adk.auth import auth_config_from_adk, auth_config_to_adk, auth_credential_from_adk, auth_credential_to_adk
 from gateway.adk.memory_bridge import RunnerMemory, adk_memory_service
 from gateway.tools import AuthCredential, ClientFeatures, ReadonlyContext, State, ToolConfirmation, ToolContext
@@ -47,6 +50,7 @@ def _invocation(
     *,
     streaming: bool = False,
     memory: BaseMemoryService | None = None,
+    artifacts: BaseArtifactService | None = None,
 ) -> InvocationContext:
     session = Session(
         id=context.session_id or _SESSIONLESS, app_name=context.app_name, user_id=context.user_id, state=dict(state)
@@ -54,6 +58,7 @@ def _invocation(
     return InvocationContext(
         session_service=sessions,
         memory_service=memory,
+        artifact_service=artifacts,
         invocation_id=context.invocation_id,
         session=session,
         live_request_queue=LiveRequestQueue() if streaming else None,
@@ -102,6 +107,7 @@ def adk_tool_context(context: ToolContext, sessions: BaseSessionService, *, stre
             sessions,
             streaming=streaming,
             memory=adk_memory_service(context.memory_service, app_name=context.app_name),
+            artifacts=None if context.artifact_service is None else AdkArtifactService(context.artifact_service),
         ),
         gateway_context=context,
         function_call_id=context.function_call_id,
@@ -191,7 +197,8 @@ def gateway_tool_context(
     the credentials ADK resolved for `credential_keys`)."""
     confirmation = adk_context.tool_confirmation
     session = adk_context.session
-    return ToolContext(
+    return LentToolContext(
+        adk_context,
         credentials=adk_credentials(adk_context, credential_keys),
         state=State(adk_context.state.to_dict()),
         function_call_id=adk_context.function_call_id,
@@ -200,6 +207,7 @@ def gateway_tool_context(
         else ToolConfirmation(hint=confirmation.hint, confirmed=confirmation.confirmed, payload=confirmation.payload),
         client=client,
         memory_service=RunnerMemory(adk_context),
+        artifact_service=RunnerArtifacts(adk_context),
         app_name=session.app_name,
         user_id=session.user_id,
         session_id=session.id,

@@ -31,6 +31,7 @@ from google.genai.types import FunctionCall
 
 from adapters import FunctionDeclaration
 from gateway.adk._agent_credentials import CREDENTIAL_CALL, credential_answer
+from gateway.adk.artifact_service import AdkArtifactService
 from gateway.adk.declarations import json_schema_of
 from gateway.adk.memory_bridge import AdkMemoryService, adk_memory_service
 from gateway.adk.served_tool import media_list, typed_part
@@ -197,6 +198,7 @@ class _AgentRunTool(BaseTool):
             async for event in events:
                 for key, value in event.actions.state_delta.items():
                     context.state[key] = value
+                context.actions.artifact_delta.update(event.actions.artifact_delta)
                 if event.actions.escalate and event.author == self.agent.name:
                     # The agent itself hands control back (a loop's sub-agents escalate to the loop, not beyond).
                     context.actions.escalate = True
@@ -224,6 +226,12 @@ class _AgentRunTool(BaseTool):
         if self._runner.memory_service is None or isinstance(self._runner.memory_service, AdkMemoryService):
             # Unless the agent was given a memory service of its own, its memory is the server's (per server user).
             self._runner.memory_service = adk_memory_service(context.memory_service, app_name=context.app_name)
+        if self._runner.artifact_service is None or isinstance(self._runner.artifact_service, AdkArtifactService):
+            # Unless the agent was given an artifact service of its own, its artifacts are the MCP session's.
+            service = context.artifact_service
+            self._runner.artifact_service = (
+                None if service is None else AdkArtifactService(service, app_name=context.app_name)
+            )
         delta, asked = await self._open_session(context, request)
         final: Event | None = None
         error: str | None = None

@@ -23,6 +23,7 @@ from google.adk.tools.base_authenticated_tool import BaseAuthenticatedTool as Ad
 from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.adk.tools.function_tool import FunctionTool as AdkFunctionTool
+from google.adk.tools.load_artifacts_tool import LoadArtifactsTool as AdkLoadArtifactsTool
 from google.adk.tools.mcp_tool import McpTool as AdkMcpTool
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types as genai_types
@@ -112,6 +113,32 @@ def adk_response(value: Any) -> Any:
     return {"result": kept, "parts": parts} if "parts" in kept else {**kept, "parts": parts}
 
 
+async def _with_artifacts(response: dict[str, Any], adk_context: AdkToolContext) -> dict[str, Any]:
+    """google-adk's `load_artifacts` answer with the artifacts themselves.
+
+    In ADK the tool only names them and the flow puts their contents in the model's next request; served, there is
+    no such request, so the result carries them: text under `artifacts`, media as typed parts.
+    """
+    names = [name for name in cast("list[Any]", response.get("artifact_names") or []) if isinstance(name, str)]
+    texts: dict[str, str] = {}
+    media: list[genai_types.Part] = []
+    missing: list[str] = []
+    for name in names:
+        part = await adk_context.load_artifact(name)
+        if part is None:
+            missing.append(name)
+        elif part.text is not None:
+            texts[name] = part.text
+        else:
+            media.append(part)
+    loaded: dict[str, Any] = {"artifact_names": names, "artifacts": texts}
+    if media:
+        loaded["files"] = media
+    if missing:
+        loaded["missing"] = missing
+    return loaded
+
+
 class AdkTool(BaseTool):
     """A google-adk `BaseTool` as one of ours (see the module docstring).
 
@@ -152,6 +179,8 @@ class AdkTool(BaseTool):
             response = await drain_async_generator(response, context)
         elif inspect.isgenerator(response):
             response = await drain_generator(response, context)
+        if isinstance(self.adk_tool, AdkLoadArtifactsTool) and isinstance(response, dict):
+            response = await _with_artifacts(cast("dict[str, Any]", response), adk_context)
         settle_in_gateway(adk_context, context)
         if isinstance(self.adk_tool, AdkMcpTool) and isinstance(response, dict):
             # google-adk's McpTool answers with the upstream's `CallToolResult` dumped as a dict; read as the result
