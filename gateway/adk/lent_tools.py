@@ -28,6 +28,7 @@ from mcp import types
 
 from adapters import Media
 from gateway.adk._forwarding import ForwardToAdk
+from gateway.adk._progress import AdkProgress
 from gateway.adk.auth import auth_config_to_adk
 from gateway.adk.context import gateway_readonly_context, gateway_tool_context, settle_in_adk
 from gateway.adk.declarations import declaration_to_adk
@@ -214,6 +215,7 @@ class LentTool(AdkBaseTool):
         if config is not None:
             await _take_auth_response(tool_context, auth_config_to_adk(config))
         context = user.context = gateway_tool_context(tool_context, user, _credential_keys(config))
+        context.progress_sink = AdkProgress(self.name, tool_context)
         response = await self.gateway_tool.run_async(args=args, tool_context=context)
         if user.asked:
             # The server's answer to our withdrawal is not the tool's: the call awaits the ADK user's confirmation.
