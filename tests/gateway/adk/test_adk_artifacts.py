@@ -25,13 +25,13 @@ from scripted_model import ScriptedModel, call, say
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.adk import to_adk
 from gateway.tools import FunctionTool, ToolContext
+from tests.support.deadlines import DEADLINE
+from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
 MODULE = HERE / "artifact_agents.py"
-DEADLINE = 20.0
 Mode = Literal["legacy", "auto"]
 MODES: tuple[Mode, ...] = ("legacy", "auto")
 
