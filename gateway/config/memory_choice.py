@@ -12,27 +12,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Final
 
-from gateway.adk import is_memory_service
 from gateway.config.references import load_object
 from gateway.errors import ConfigError
 from gateway.state import SqliteMemoryService
 from gateway.tools import MemoryService
+from gateway.tools.memory_service import as_memory_service
 
 __all__ = ["memory_service_from_config"]
 
 _REFERENCE: Final = re.compile(r"^(?P<module>[\w.]+|.+\.py):(?P<attr>[A-Za-z_]\w*)$")
-
-
-def _adk_memory(value: object) -> MemoryService | None:
-    """A google-adk memory service as ours; None when `value` is none."""
-    if not is_memory_service(value):
-        return None
-    # Only a google-adk object gets here, so google-adk is installed.
-    from gateway.adk.memory_bridge import MemoryFromAdk
-
-    return MemoryFromAdk(cast("Any", value))
 
 
 def memory_service_from_config(memory: str, base: Path) -> MemoryService:
@@ -49,13 +39,11 @@ def memory_service_from_config(memory: str, base: Path) -> MemoryService:
     if module.endswith(".py") and not Path(module).expanduser().is_absolute():
         module = str(base / module)
     value = load_object(f"{module}:{match['attr']}")
-    adk = _adk_memory(value)
-    if adk is not None:
-        return adk
-    if isinstance(value, MemoryService):
-        return value
-    raise ConfigError(
-        f'"memory": {memory!r} is a {type(value).__name__}, not a memory service. Name an object with '
-        "search_memory and add_memory (gateway.tools.MemoryService, or google-adk's BaseMemoryService such as "
-        "InMemoryMemoryService()), or give a SQLite file path."
-    )
+    try:
+        return as_memory_service(value)
+    except TypeError as exc:
+        raise ConfigError(
+            f'"memory": {memory!r} is a {type(value).__name__}, not a memory service. Name an object with '
+            "search_memory and add_memory (gateway.tools.MemoryService, or google-adk's BaseMemoryService such as "
+            "InMemoryMemoryService()), or give a SQLite file path."
+        ) from exc

@@ -50,6 +50,7 @@ from gateway.tools import (
     MemoryService,
     ReadonlyContext,
 )
+from gateway.tools.memory_service import as_memory_service
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["CONFIRM_FIELD", "ToolServer"]
@@ -72,9 +73,10 @@ class ToolServer(ToolCalls):
             the same SQLite file or Redis server, in memory beside an in-memory store). Each session's artifacts
             are its MCP resources (`gateway.server.resources`).
         max_artifact_bytes: the largest artifact the default artifact store keeps (`maxArtifactBytes`).
-        memory_service: the users' long-term memory (`tool_context.search_memory`, google-adk's `load_memory`);
-            default: full-text search in the state's SQLite file (`gateway.state.SqliteMemoryService`), in memory
-            beside an in-memory store, none beside another store.
+        memory_service: the users' long-term memory (`tool_context.search_memory`, google-adk's `load_memory`):
+            ours, or google-adk's `BaseMemoryService` (`InMemoryMemoryService()`, ...). Default: full-text search in
+            the state's SQLite file (`gateway.state.SqliteMemoryService`), in memory beside an in-memory store, none
+            beside another store.
         page_size: tools per `tools/list` page.
         request_state_keys: secrets (≥ 32 bytes) sealing the modern era's `requestState`; needed when several
             processes serve one endpoint. Default: a key made at start-up.
@@ -106,7 +108,7 @@ class ToolServer(ToolCalls):
         instructions: str | None = None,
         state_store: StateStore | None = None,
         artifact_service: ArtifactService | None = None,
-        memory_service: MemoryService | None = None,
+        memory_service: MemoryService | Any = None,
         max_artifact_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES,
         page_size: int = DEFAULT_PAGE_SIZE,
         request_state_keys: Sequence[bytes | str] | None = None,
@@ -128,7 +130,9 @@ class ToolServer(ToolCalls):
             self.state_store, max_bytes=max_artifact_bytes
         )
         self._own_artifacts = artifact_service is None
-        self.memory_service: MemoryService | None = memory_service or default_memory_service(self.state_store)
+        self.memory_service: MemoryService | None = (
+            default_memory_service(self.state_store) if memory_service is None else as_memory_service(memory_service)
+        )
         self._own_memory = memory_service is None
         self.credentials = ServerCredentials.configure(
             self.state_store,

@@ -26,6 +26,7 @@ __all__ = [
     "MemoryPart",
     "MemoryService",
     "SearchMemoryResponse",
+    "as_memory_service",
     "memory_entry",
 ]
 
@@ -144,3 +145,25 @@ class MemoryService(Protocol):
             ServiceNotConfiguredError: the service sees no conversation there (`NO_SESSION_CONVERSATION`).
         """
         ...
+
+
+def as_memory_service(service: object) -> MemoryService:
+    """`service` as our `MemoryService`: ours as it is, google-adk's (`InMemoryMemoryService`, any
+    `BaseMemoryService`) through `gateway.adk.memory_bridge.MemoryFromAdk`.
+
+    Raises:
+        TypeError: `service` is neither.
+    """
+    from gateway.adk import is_memory_service
+
+    if is_memory_service(service):
+        # Only a google-adk object gets here, so google-adk is installed.
+        from gateway.adk.memory_bridge import MemoryFromAdk
+
+        return MemoryFromAdk(cast("Any", service))
+    if isinstance(service, MemoryService):
+        return service
+    raise TypeError(
+        f"A memory service is ours (gateway.tools.MemoryService: search_memory, add_memory, ...) or google-adk's "
+        f"BaseMemoryService, got {type(service).__name__}: {service!r:.80}"
+    )

@@ -143,3 +143,23 @@ async def test_a_served_agent_that_adds_its_session_to_memory_is_recalled_by_a_s
             recalled = await client.call_tool("recall", {"query": "Lisbon"}, meta=SESSION)
     assert not heard.is_error, heard.content
     assert recalled.structured_content == {"results": ["I moved to Lisbon last year."]}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_tool_server_given_google_adks_memory_service_uses_it_for_every_tool(mode: Any) -> None:
+    memory = InMemoryMemoryService()
+    async with (
+        ToolServer([*our_tools, from_adk(load_memory)], memory_service=memory) as server,
+        Client(server.server, mode=mode) as client,
+    ):
+        with anyio.fail_after(DEADLINE):
+            remembered = await client.call_tool("remember", {"fact": "My favourite colour is teal."}, meta=SESSION)
+            loaded = await client.call_tool("load_memory", {"query": "favourite colour"}, meta=SESSION)
+    assert not remembered.is_error, remembered.content
+    assert not loaded.is_error, loaded.content
+    memories = (loaded.structured_content or {})["memories"]
+    assert [part["text"] for memory in memories for part in memory["content"]["parts"]] == [
+        "My favourite colour is teal."
+    ]
+    kept = await memory.search_memory(app_name=server.name, user_id="local", query="teal")
+    assert len(kept.memories) == 1
