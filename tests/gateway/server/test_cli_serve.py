@@ -6,6 +6,8 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncGenerator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +15,11 @@ import anyio
 import anyio.abc
 import httpx2
 import pytest
-from anyio.streams.text import TextReceiveStream
 from fixture_tools import TOOLS
 from mcp import MCPError, types
 from server_harness import (
     DEADLINE,
     INITIALIZE,
-    ROOT,
     TOOLS_REF,
     Era,
     StartedSignal,
@@ -31,6 +31,7 @@ from server_harness import (
 
 from gateway.errors import ConfigError
 from gateway.server import ToolServer, serve_async
+from tests.support.child_process import child_process, json_lines, read_until, rest_of
 from tests.support.loopback import bound_socket, free_port
 
 pytestmark = pytest.mark.anyio
@@ -56,16 +57,53 @@ async def _signal(process: anyio.abc.Process, sent: signal.Signals, times: int) 
     Two signals sent at once may arrive as one (a process notes a pending signal, not how often it came).
     """
     process.send_signal(sent)
-    log = ""
-    if times > 1:
-        assert process.stderr is not None
-        async for chunk in TextReceiveStream(process.stderr):
-            log += chunk
-            if "Stopping (" in log:
-                break
-        for _ in range(times - 1):
-            process.send_signal(sent)
+    if times == 1:
+        return ""
+    log = await _logged_stopping(process)
+    for _ in range(times - 1):
+        process.send_signal(sent)
     return log
+
+
+async def _logged_stopping(process: anyio.abc.Process) -> str:
+    """The server's log up to its line saying it stops (it got the signal)."""
+    return await read_until(process.stderr, "Stopping (")
+
+
+def _http_serve(port: int, state_file: Path, *options: str) -> list[str]:
+    """`adk-mcp-gateway serve` of the fixture tools over HTTP on `port`."""
+    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
+    return [*command, "--port", str(port), "--state", str(state_file), *options]
+
+
+@asynccontextmanager
+async def _relaying_gateway(tmp_path: Path, grace: str) -> AsyncGenerator[tuple[anyio.abc.Process, str]]:
+    """A gateway (its process and base URL) in front of one upstream serving the fixture tools, both over HTTP."""
+    upstream_port, gateway_port = free_port(), free_port()
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"up": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
+    gateway = [sys.executable, "-m", "gateway.cli", "serve", "--transport", "http", str(config)]
+    gateway += ["--port", str(gateway_port), "--state", str(tmp_path / "gateway.db"), "--shutdown-grace", grace]
+    base_url = f"http://127.0.0.1:{gateway_port}"
+    upstream = _http_serve(upstream_port, tmp_path / "up.db")
+    async with child_process(upstream, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+        await wait_until_healthy(f"http://127.0.0.1:{upstream_port}")
+        async with child_process(gateway, stdout=subprocess.DEVNULL) as process:
+            await wait_until_healthy(base_url)
+            yield process, base_url
+
+
+def _stdio_serve(state_file: Path, *options: str) -> list[str]:
+    """`adk-mcp-gateway serve` of the fixture tools over stdio."""
+    return [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file), *options]
+
+
+def _stdio_opening(seconds: float) -> bytes:
+    """The stdio lines of a handshake and a `slow_job` call (id 2) running `seconds`, reporting progress."""
+    call = {"name": "slow_job", "arguments": {"seconds": seconds}, "_meta": {"progressToken": "p"}}
+    messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    return "".join(json.dumps(message) + "\n" for message in messages).encode()
 
 
 @pytest.mark.parametrize(
@@ -91,38 +129,31 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
     """A call that ends within the grace period has its result; one that does not gets an error saying why."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
-    command += ["--port", str(port), "--state", str(state_file)]
-    command += [] if grace is None else ["--shutdown-grace", str(grace)]
+    command = _http_serve(port, state_file, *([] if grace is None else ["--shutdown-grace", str(grace)]))
     outcomes: list[types.CallToolResult | MCPError] = []
-    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-        try:
-            await wait_until_healthy(base_url)
-            started = StartedSignal()
+    async with child_process(command, stdout=subprocess.DEVNULL) as process:
+        await wait_until_healthy(base_url)
+        started = StartedSignal()
 
-            async def slow_call() -> None:
-                try:
-                    outcomes.append(await client.call_tool("slow_job", {"seconds": seconds}, progress_callback=started))
-                except MCPError as exc:
-                    outcomes.append(exc)
+        async def slow_call() -> None:
+            try:
+                outcomes.append(await client.call_tool("slow_job", {"seconds": seconds}, progress_callback=started))
+            except MCPError as exc:
+                outcomes.append(exc)
 
-            async with connect(transport, era, base_url) as client:
-                # A hang detector, not a timing assertion: the grace periods here are far shorter.
-                with anyio.fail_after(DEADLINE):
-                    # The SDK's client lists the tools after a call to a tool it has not seen (to check the result
-                    # against its output schema); listed first, nothing is sent after the call, and a server that
-                    # exits once the call is answered is not raced by that listing.
-                    await client.list_tools()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(slow_call)
-                        await started.event.wait()
-                        early_log = await _signal(process, sent, times)
-                    returncode = await process.wait()
-            assert process.stderr is not None
-            log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
+        async with connect(transport, era, base_url) as client:
+            # A hang detector, not a timing assertion: the grace periods here are far shorter.
+            with anyio.fail_after(DEADLINE):
+                # The SDK's client lists the tools after a call to a tool it has not seen (to check the result
+                # against its output schema); listed first, nothing is sent after the call, and a server that
+                # exits once the call is answered is not raced by that listing.
+                await client.list_tools()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(slow_call)
+                    await started.event.wait()
+                    early_log = await _signal(process, sent, times)
+                returncode = await process.wait()
+        log = early_log + await rest_of(process.stderr)
     assert returncode == 0, log
     assert f"Stopping ({sent.name}): waiting up to {grace or 10:g} s for 1 tool call in flight" in log
     # A stop is not a failure: nothing is logged as an error (uvicorn said so of each event stream it cut).
@@ -137,17 +168,6 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
         assert "server is stopping" in str(outcome), outcome
         assert "Cancelling 1 tool call still running" in log
         assert ("cancelled at once" in str(outcome)) == (times > 1), outcome
-
-
-async def _logged_stopping(process: anyio.abc.Process) -> str:
-    """The server's log up to its line saying it stops (it got the signal)."""
-    assert process.stderr is not None
-    log = ""
-    async for chunk in TextReceiveStream(process.stderr):
-        log += chunk
-        if "Stopping (" in log:
-            break
-    return log
 
 
 async def _post_call(base_url: str) -> httpx2.Response:
@@ -168,36 +188,31 @@ async def test_a_stopping_server_refuses_new_calls_at_once_and_finishes_the_one_
 ) -> None:
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
-    command += ["--port", str(port), "--state", str(state_file), "--shutdown-grace", "600"]
     outcomes: list[types.CallToolResult | MCPError] = []
-    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-        try:
-            await wait_until_healthy(base_url)
-            started = StartedSignal()
+    async with child_process(
+        _http_serve(port, state_file, "--shutdown-grace", "600"), stdout=subprocess.DEVNULL
+    ) as process:
+        await wait_until_healthy(base_url)
+        started = StartedSignal()
 
-            async def slow_call() -> None:
-                outcomes.append(
-                    await client.call_tool("slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started)
-                )
+        async def slow_call() -> None:
+            outcomes.append(
+                await client.call_tool("slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started)
+            )
 
-            async with connect("http", era, base_url) as client:
-                with anyio.fail_after(DEADLINE):
-                    await client.list_tools()
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(slow_call)
-                        await started.event.wait()
-                        process.send_signal(signal.SIGINT)
-                        early_log = await _logged_stopping(process)
-                        with pytest.raises(MCPError) as refused:
-                            await client.call_tool("add", {"a": 1, "b": 2})
-                        plain = await _post_call(base_url)
-                    returncode = await process.wait()
-            assert process.stderr is not None
-            log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
+        async with connect("http", era, base_url) as client:
+            with anyio.fail_after(DEADLINE):
+                await client.list_tools()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(slow_call)
+                    await started.event.wait()
+                    process.send_signal(signal.SIGINT)
+                    early_log = await _logged_stopping(process)
+                    with pytest.raises(MCPError) as refused:
+                        await client.call_tool("add", {"a": 1, "b": 2})
+                    plain = await _post_call(base_url)
+                returncode = await process.wait()
+        log = early_log + await rest_of(process.stderr)
     assert returncode == 0, log
     assert refused.value.error.code == -32000, refused.value
     assert "server is stopping" in refused.value.error.message
@@ -213,24 +228,13 @@ async def test_a_stopping_server_refuses_new_calls_at_once_and_finishes_the_one_
 
 
 async def test_serving_on_all_interfaces_warns_naming_allow_host_and_auth_token(state_file: Path) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
-    command += ["--host", "0.0.0.0", "--port", str(port), "--state", str(state_file)]
-    log = ""
-    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-        try:
-            assert process.stderr is not None
-            with anyio.fail_after(DEADLINE):
-                async for chunk in TextReceiveStream(process.stderr):
-                    log += chunk
-                    if "Ctrl-C stops" in log:
-                        break
-            process.terminate()
-            with anyio.fail_after(DEADLINE):
-                await process.wait()
-        finally:
-            if process.returncode is None:
-                process.kill()
+    command = _http_serve(free_port(), state_file, "--host", "0.0.0.0")
+    async with child_process(command, stdout=subprocess.DEVNULL) as process:
+        with anyio.fail_after(DEADLINE):
+            log = await read_until(process.stderr, "Ctrl-C stops")
+        process.terminate()
+        with anyio.fail_after(DEADLINE):
+            await process.wait()
     warnings = [line for line in log.splitlines() if " WARNING " in line]
     assert any("--auth-token" in line for line in warnings), log
     assert any("--allow-host" in line for line in warnings), log
@@ -238,46 +242,25 @@ async def test_serving_on_all_interfaces_warns_naming_allow_host_and_auth_token(
 
 async def test_a_signal_answers_a_relayed_upstream_call_that_outlasts_the_grace_and_exits_0(tmp_path: Path) -> None:
     """The gateway relays a handshake-era call of an upstream tool itself (its fast lane): cancelled, it is answered."""
-    upstream_port, gateway_port = free_port(), free_port()
-    config = tmp_path / "gateway.json"
-    config.write_text(json.dumps({"mcpServers": {"up": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
-    serve = [sys.executable, "-m", "gateway.cli", "serve", "--transport", "http"]
-    upstream = [*serve, "--tools", TOOLS_REF, "--port", str(upstream_port), "--state", str(tmp_path / "up.db")]
-    gateway = [*serve, str(config), "--port", str(gateway_port), "--state", str(tmp_path / "gateway.db")]
-    gateway += ["--shutdown-grace", "1"]
-    base_url = f"http://127.0.0.1:{gateway_port}"
     outcomes: list[types.CallToolResult | MCPError] = []
-    async with await anyio.open_process(upstream, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as up:
-        try:
-            await wait_until_healthy(f"http://127.0.0.1:{upstream_port}")
-            async with await anyio.open_process(gateway, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-                try:
-                    await wait_until_healthy(base_url)
-                    started = StartedSignal()
+    async with _relaying_gateway(tmp_path, grace="1") as (process, base_url):
+        started = StartedSignal()
 
-                    async def slow_call() -> None:
-                        try:
-                            outcomes.append(
-                                await client.call_tool("up_slow_job", {"seconds": 600}, progress_callback=started)
-                            )
-                        except MCPError as exc:
-                            outcomes.append(exc)
+        async def slow_call() -> None:
+            try:
+                outcomes.append(await client.call_tool("up_slow_job", {"seconds": 600}, progress_callback=started))
+            except MCPError as exc:
+                outcomes.append(exc)
 
-                    async with connect("http", "legacy", base_url) as client:
-                        with anyio.fail_after(DEADLINE):
-                            await client.list_tools()
-                            async with anyio.create_task_group() as tg:
-                                tg.start_soon(slow_call)
-                                await started.event.wait()
-                                process.send_signal(signal.SIGINT)
-                            returncode = await process.wait()
-                    assert process.stderr is not None
-                    log = b"".join([chunk async for chunk in process.stderr]).decode()
-                finally:
-                    if process.returncode is None:
-                        process.kill()
-        finally:
-            up.kill()
+        async with connect("http", "legacy", base_url) as client:
+            with anyio.fail_after(DEADLINE):
+                await client.list_tools()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(slow_call)
+                    await started.event.wait()
+                    process.send_signal(signal.SIGINT)
+                returncode = await process.wait()
+        log = await rest_of(process.stderr)
     assert returncode == 0, log
     assert "Stopping (SIGINT): waiting up to 1 s for 1 tool call in flight" in log
     assert "Cancelling 1 tool call still running" in log
@@ -290,50 +273,29 @@ async def test_a_stopping_gateway_refuses_new_relayed_upstream_calls_and_finishe
     tmp_path: Path,
 ) -> None:
     """The gateway relays a handshake-era call of an upstream tool itself (its fast lane): refused there too."""
-    upstream_port, gateway_port = free_port(), free_port()
-    config = tmp_path / "gateway.json"
-    config.write_text(json.dumps({"mcpServers": {"up": {"url": f"http://127.0.0.1:{upstream_port}/mcp"}}}))
-    serve = [sys.executable, "-m", "gateway.cli", "serve", "--transport", "http"]
-    upstream = [*serve, "--tools", TOOLS_REF, "--port", str(upstream_port), "--state", str(tmp_path / "up.db")]
-    gateway = [*serve, str(config), "--port", str(gateway_port), "--state", str(tmp_path / "gateway.db")]
-    gateway += ["--shutdown-grace", "600"]
-    base_url = f"http://127.0.0.1:{gateway_port}"
     outcomes: list[types.CallToolResult] = []
-    async with await anyio.open_process(upstream, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as up:
-        try:
-            await wait_until_healthy(f"http://127.0.0.1:{upstream_port}")
-            async with await anyio.open_process(gateway, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-                try:
-                    await wait_until_healthy(base_url)
-                    started = StartedSignal()
+    async with _relaying_gateway(tmp_path, grace="600") as (process, base_url):
+        started = StartedSignal()
 
-                    async def slow_call() -> None:
-                        outcomes.append(
-                            await client.call_tool(
-                                "up_slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started
-                            )
-                        )
+        async def slow_call() -> None:
+            outcomes.append(
+                await client.call_tool("up_slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started)
+            )
 
-                    async with connect("http", "legacy", base_url) as client:
-                        with anyio.fail_after(DEADLINE):
-                            await client.list_tools()
-                            # Once before the stop: later calls of this session take the fast lane.
-                            assert not (await client.call_tool("up_add", {"a": 1, "b": 2})).is_error
-                            async with anyio.create_task_group() as tg:
-                                tg.start_soon(slow_call)
-                                await started.event.wait()
-                                process.send_signal(signal.SIGINT)
-                                early_log = await _logged_stopping(process)
-                                with pytest.raises(MCPError) as refused:
-                                    await client.call_tool("up_add", {"a": 1, "b": 2})
-                            returncode = await process.wait()
-                    assert process.stderr is not None
-                    log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
-                finally:
-                    if process.returncode is None:
-                        process.kill()
-        finally:
-            up.kill()
+        async with connect("http", "legacy", base_url) as client:
+            with anyio.fail_after(DEADLINE):
+                await client.list_tools()
+                # Once before the stop: later calls of this session take the fast lane.
+                assert not (await client.call_tool("up_add", {"a": 1, "b": 2})).is_error
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(slow_call)
+                    await started.event.wait()
+                    process.send_signal(signal.SIGINT)
+                    early_log = await _logged_stopping(process)
+                    with pytest.raises(MCPError) as refused:
+                        await client.call_tool("up_add", {"a": 1, "b": 2})
+                returncode = await process.wait()
+        log = early_log + await rest_of(process.stderr)
     assert returncode == 0, log
     assert refused.value.error.code == -32000, refused.value
     assert "Retry it on another replica" in refused.value.error.message
@@ -353,33 +315,19 @@ async def test_a_stopping_gateway_refuses_new_relayed_upstream_calls_and_finishe
 async def test_a_signal_to_a_stdio_server_answers_the_call_in_flight_and_exits_0(
     sent: signal.Signals, times: int, seconds: float, grace: float | None, state_file: Path
 ) -> None:
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
-    command += [] if grace is None else ["--shutdown-grace", str(grace)]
-    call = {"name": "slow_job", "arguments": {"seconds": seconds}, "_meta": {"progressToken": "p"}}
-    messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    command = _stdio_serve(state_file, *([] if grace is None else ["--shutdown-grace", str(grace)]))
     replies: list[dict[str, Any]] = []
-    async with await anyio.open_process(command, cwd=ROOT) as process:
-        try:
-            assert process.stdin is not None
-            assert process.stdout is not None
-            assert process.stderr is not None
-            await process.stdin.send("".join(json.dumps(message) + "\n" for message in messages).encode())
-            buffer = ""
-            # A hang detector, not a timing assertion: the grace periods here are far shorter.
-            with anyio.fail_after(DEADLINE):
-                async for chunk in TextReceiveStream(process.stdout):
-                    buffer += chunk
-                    *lines, buffer = buffer.split("\n")
-                    for line in filter(None, lines):
-                        replies.append(json.loads(line))
-                        if replies[-1].get("method") == "notifications/progress":  # the call is running
-                            early_log = await _signal(process, sent, times)
-                returncode = await process.wait()
-            log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
+    async with child_process(command) as process:
+        assert process.stdin is not None
+        await process.stdin.send(_stdio_opening(seconds))
+        # A hang detector, not a timing assertion: the grace periods here are far shorter.
+        with anyio.fail_after(DEADLINE):
+            async for reply in json_lines(process.stdout):
+                replies.append(reply)
+                if reply.get("method") == "notifications/progress":  # the call is running
+                    early_log = await _signal(process, sent, times)
+            returncode = await process.wait()
+        log = early_log + await rest_of(process.stderr)
     assert returncode == 0, log
     assert f"Stopping ({sent.name}): waiting up to {grace or 10:g} s for 1 tool call in flight" in log
     (answer,) = [reply for reply in replies if reply.get("id") == 2]
@@ -393,39 +341,25 @@ async def test_a_signal_to_a_stdio_server_answers_the_call_in_flight_and_exits_0
 async def test_a_stopping_stdio_server_refuses_new_calls_at_once_and_finishes_the_one_in_flight(
     state_file: Path,
 ) -> None:
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--state", str(state_file)]
-    command += ["--shutdown-grace", "600"]
-    call = {"name": "slow_job", "arguments": {"seconds": IN_FLIGHT_SECONDS}, "_meta": {"progressToken": "p"}}
-    messages = [INITIALIZE, {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-    messages.append({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
     late = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 1, "b": 2}}}
     replies: list[dict[str, Any]] = []
-    async with await anyio.open_process(command, cwd=ROOT) as process:
-        try:
-            assert process.stdin is not None
-            assert process.stdout is not None
-            await process.stdin.send("".join(json.dumps(message) + "\n" for message in messages).encode())
-            buffer, early_log = "", ""
-            # A hang detector, not a timing assertion.
-            with anyio.fail_after(DEADLINE):
-                async for chunk in TextReceiveStream(process.stdout):
-                    buffer += chunk
-                    *lines, buffer = buffer.split("\n")
-                    for line in filter(None, lines):
-                        replies.append(json.loads(line))
-                        if replies[-1].get("method") == "notifications/progress":  # the call is running
-                            process.send_signal(signal.SIGINT)
-                            early_log = await _logged_stopping(process)
-                            await process.stdin.send((json.dumps(late) + "\n").encode())
-                        if replies[-1].get("id") == 3:
-                            # Refused while the call in flight still runs (its answer comes after).
-                            assert not [reply for reply in replies if reply.get("id") == 2], replies
-                returncode = await process.wait()
-            assert process.stderr is not None
-            log = early_log + b"".join([chunk async for chunk in process.stderr]).decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
+    async with child_process(_stdio_serve(state_file, "--shutdown-grace", "600")) as process:
+        assert process.stdin is not None
+        await process.stdin.send(_stdio_opening(IN_FLIGHT_SECONDS))
+        early_log = ""
+        # A hang detector, not a timing assertion.
+        with anyio.fail_after(DEADLINE):
+            async for reply in json_lines(process.stdout):
+                replies.append(reply)
+                if reply.get("method") == "notifications/progress":  # the call is running
+                    process.send_signal(signal.SIGINT)
+                    early_log = await _logged_stopping(process)
+                    await process.stdin.send((json.dumps(late) + "\n").encode())
+                if reply.get("id") == 3:
+                    # Refused while the call in flight still runs (its answer comes after).
+                    assert not [reply for reply in replies if reply.get("id") == 2], replies
+            returncode = await process.wait()
+        log = early_log + await rest_of(process.stderr)
     assert returncode == 0, log
     (refused,) = [reply for reply in replies if reply.get("id") == 3]
     assert refused["error"]["code"] == -32000, refused
@@ -436,46 +370,35 @@ async def test_a_stopping_stdio_server_refuses_new_calls_at_once_and_finishes_th
 
 async def test_a_request_slow_to_arrive_does_not_hold_a_stopping_server_past_its_grace(state_file: Path) -> None:
     port = free_port()
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
-    command += ["--port", str(port), "--state", str(state_file), "--shutdown-grace", "1", "--body-timeout", "600"]
-    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-        try:
-            await wait_until_healthy(f"http://127.0.0.1:{port}")
-            async with await anyio.connect_tcp("127.0.0.1", port) as slow:
-                head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
-                await slow.send(f"{head}Content-Length: 100\r\n\r\n{{".encode())
-                process.send_signal(signal.SIGTERM)
-                # A hang detector: the body deadline (600 s) is far beyond it, the grace (1 s) well within.
-                with anyio.fail_after(DEADLINE):
-                    returncode = await process.wait()
-            assert process.stderr is not None
-            log = b"".join([chunk async for chunk in process.stderr]).decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
+    command = _http_serve(port, state_file, "--shutdown-grace", "1", "--body-timeout", "600")
+    async with child_process(command, stdout=subprocess.DEVNULL) as process:
+        await wait_until_healthy(f"http://127.0.0.1:{port}")
+        async with await anyio.connect_tcp("127.0.0.1", port) as slow:
+            head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+            await slow.send(f"{head}Content-Length: 100\r\n\r\n{{".encode())
+            process.send_signal(signal.SIGTERM)
+            # A hang detector: the body deadline (600 s) is far beyond it, the grace (1 s) well within.
+            with anyio.fail_after(DEADLINE):
+                returncode = await process.wait()
+        log = await rest_of(process.stderr)
     assert returncode == 0, log
     assert "Stopping (SIGTERM): no tool call in flight." in log
 
 
 async def test_json_logs_of_an_http_server_hold_uvicorns_lines_too(state_file: Path) -> None:
     port = free_port()
-    command = [sys.executable, "-m", "gateway.cli", "serve", "--tools", TOOLS_REF, "--transport", "http"]
-    command += ["--port", str(port), "--state", str(state_file), "--log-format", "json"]
-    async with await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL) as process:
-        try:
-            await wait_until_healthy(f"http://127.0.0.1:{port}")
-            async with await anyio.connect_tcp("127.0.0.1", port) as garbage:
-                # uvicorn warns of a request it cannot parse, in a line of its own making unless it logs through ours.
-                await garbage.send(b"NOT HTTP\x1b[2K\r\n\r\n")
-                with anyio.fail_after(DEADLINE):
-                    await garbage.receive()
-            process.send_signal(signal.SIGTERM)
+    async with child_process(
+        _http_serve(port, state_file, "--log-format", "json"), stdout=subprocess.DEVNULL
+    ) as process:
+        await wait_until_healthy(f"http://127.0.0.1:{port}")
+        async with await anyio.connect_tcp("127.0.0.1", port) as garbage:
+            # uvicorn warns of a request it cannot parse, in a line of its own making unless it logs through ours.
+            await garbage.send(b"NOT HTTP\x1b[2K\r\n\r\n")
             with anyio.fail_after(DEADLINE):
-                await process.wait()
-            assert process.stderr is not None
-            log = b"".join([chunk async for chunk in process.stderr]).decode()
-        finally:
-            if process.returncode is None:
-                process.kill()
+                await garbage.receive()
+        process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(DEADLINE):
+            await process.wait()
+        log = await rest_of(process.stderr)
     records = [json.loads(line) for line in log.splitlines()]
     assert any(record["logger"] == "uvicorn.error" for record in records), log
