@@ -163,3 +163,21 @@ async def test_a_tool_server_given_google_adks_memory_service_uses_it_for_every_
     ]
     kept = await memory.search_memory(app_name=server.name, user_id="local", query="teal")
     assert len(kept.memories) == 1
+
+
+async def keep_conversation(tool_context: Any) -> dict[str, bool]:
+    """Keep this conversation in long-term memory."""
+    await tool_context.add_session_to_memory()
+    return {"kept": True}
+
+
+async def test_our_tool_lent_to_a_runner_adds_the_adk_session_to_the_runners_memory() -> None:
+    memory = InMemoryMemoryService()
+    sessions = InMemorySessionService()
+    model = ScriptedModel(script=[call("keep_conversation"), say("Kept.")])
+    agent = LlmAgent(name="assistant", model=model, tools=[to_adk(FunctionTool(keep_conversation))])
+    await _run(agent, memory, "My sister lives in Porto.", sessions)
+    found = await memory.search_memory(app_name="app", user_id="user", query="Porto")
+    assert [part.text for entry in found.memories for part in entry.content.parts or []] == [
+        "My sister lives in Porto."
+    ]
