@@ -10,6 +10,11 @@ Elicitation and sampling reach the client in whichever way the connection allows
 
 Anything else (a client without the capability, stateless or JSON-response HTTP in the handshake era) raises
 `ServiceNotConfiguredError` with a sentence saying why.
+
+`CallFeatures` is what every call's features share, whatever wire carries them: the log level the client set, the
+capability each feature needs (and the sentence when it is missing), the requests' shapes. `McpClientFeatures` is
+its wire through the SDK's session; the hub's fast lane has another, its call's own stream
+(`gateway.hub.forwarding._call_stream`).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from gateway.server.identity import CallIdentity
 from gateway.server.round_state import RoundState, question_digest
 from gateway.tools.context import InputRequired
 
-__all__ = ["McpClientFeatures", "Suspend", "client_declares", "deprecated_in_2026"]
+__all__ = ["CallFeatures", "McpClientFeatures", "Suspend", "client_declares", "deprecated_in_2026"]
 
 Suspend = Callable[[InputRequired], Awaitable[Any]]
 """Ask the client a question and wait for the answer (as the JSON object the client sent)."""
@@ -46,7 +51,83 @@ _LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
 )
 
 
-class McpClientFeatures:
+class CallFeatures:
+    """`ClientFeatures` for one `tools/call`: the part every wire shares. A subclass is one wire: it says what the
+    client declared (`_declares`) and carries progress, log messages and requests (`_progress`, `_log`, `_ask_for`).
+
+    Args:
+        log_level: the least severe level the calling session asked for (None: every level).
+    """
+
+    def __init__(self, log_level: types.LoggingLevel | None) -> None:
+        self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
+
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        """Send `notifications/progress` on the call's own stream (a no-op without a progress token)."""
+        await self._progress(progress, total, message)
+
+    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
+        """Send `notifications/message` on the call's own stream (unless below the level the client set)."""
+        if _LOG_LEVELS.index(level) >= self._log_threshold:
+            await self._log(level, data, logger)
+
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
+        """Ask the user to fill a flat form."""
+        self._require("Elicitation", types.ClientCapabilities(elicitation=types.ElicitationCapability()), "elicitation")
+        params = types.ElicitRequestFormParams(message=message, requested_schema=requested_schema)  # pyright: ignore[reportArgumentType]
+        return types.ElicitResult.model_validate(await self._ask_for("elicit", types.ElicitRequest(params=params)))
+
+    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
+        """Send the user to a URL (URL-mode elicitation; the client must declare `elicitation.url`)."""
+        capability = types.ClientCapabilities(elicitation=types.ElicitationCapability(url={}))  # pyright: ignore[reportArgumentType]
+        self._require("URL elicitation", capability, "elicitation.url")
+        params = types.ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        return types.ElicitResult.model_validate(await self._ask_for("elicit", types.ElicitRequest(params=params)))
+
+    async def sample(
+        self,
+        messages: list[types.SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> types.CreateMessageResult:
+        """Ask the client's model for a completion."""
+        self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
+        params = types.CreateMessageRequestParams(
+            messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
+        )
+        request = types.CreateMessageRequest(params=params)
+        return types.CreateMessageResult.model_validate(await self._ask_for("sample", request))
+
+    def _require(self, what: str, capability: types.ClientCapabilities, name: str) -> None:
+        self._reachable(what)
+        if not self._declares(capability):
+            raise ServiceNotConfiguredError(
+                f"{what} is not available: the MCP client did not declare the '{name}' capability."
+            )
+
+    # --- the wire -----------------------------------------------------------------------------------------------
+
+    def _reachable(self, what: str) -> None:
+        """Raise `ServiceNotConfiguredError` saying why, when `what` cannot reach the client on this wire at all."""
+
+    def _declares(self, capability: types.ClientCapabilities) -> bool:
+        """Whether the client declared `capability`."""
+        raise NotImplementedError
+
+    async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
+        raise NotImplementedError
+
+    async def _log(self, level: types.LoggingLevel, data: Any, logger: str | None) -> None:
+        raise NotImplementedError
+
+    async def _ask_for(self, kind: str, request: types.ElicitRequest | types.CreateMessageRequest) -> Any:
+        """The client's answer to `request` (its result, or the result model); `kind` names the question."""
+        raise NotImplementedError
+
+
+class McpClientFeatures(CallFeatures):
     """`ClientFeatures` for one `tools/call`, bound to its request context."""
 
     def __init__(
@@ -58,9 +139,9 @@ class McpClientFeatures:
         session: CallIdentity | None = None,
         log_level: types.LoggingLevel | None = None,
     ) -> None:
+        super().__init__(log_level)
         self._ctx = ctx
         self._attached = True
-        self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
         self._modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if earlier is None:
             earlier = RoundState.parse(params.request_state)
@@ -113,16 +194,26 @@ class McpClientFeatures:
             self._ctx = ctx
         self._attached = ctx is not None
 
-    # --- ClientFeatures -----------------------------------------------------------------------------------------
+    # --- the wire -----------------------------------------------------------------------------------------------
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        """Send `notifications/progress` on the call's own stream (a no-op without a progress token)."""
+    def _reachable(self, what: str) -> None:
+        # Asked first: a connection without a back channel (stateless HTTP) never saw the client's `initialize`, so
+        # its capabilities look empty, and "did not declare the capability" would be the wrong reason.
+        if not self._modern and not self._ctx.session.can_send_request:
+            raise ServiceNotConfiguredError(
+                f"{what} is not available on this connection: it has no channel for server-to-client requests "
+                "(stateless or JSON-response HTTP). Use a stateful streamable HTTP, SSE or stdio connection."
+            )
+
+    def _declares(self, capability: types.ClientCapabilities) -> bool:
+        return client_declares(self._ctx.session, capability)
+
+    async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._attached:
             await self._ctx.session.report_progress(progress, total, message)
 
-    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
-        """Send `notifications/message` on the call's own stream (unless below the level the client set)."""
-        if _LOG_LEVELS.index(level) < self._log_threshold or not self._attached:
+    async def _log(self, level: types.LoggingLevel, data: Any, logger: str | None) -> None:
+        if not self._attached:
             return
         with deprecated_in_2026():
             sending = self._ctx.session.send_log_message(  # pyright: ignore[reportDeprecated]
@@ -130,71 +221,38 @@ class McpClientFeatures:
             )
         await sending
 
-    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
-        """Ask the user to fill a flat form."""
-        self._require(
-            "Elicitation",
-            types.ClientCapabilities(elicitation=types.ElicitationCapability()),
-            "elicitation",
-        )
-        params = types.ElicitRequestFormParams(message=message, requested_schema=requested_schema)  # pyright: ignore[reportArgumentType]
-        key = self._next_key("elicit")
+    async def _ask_for(self, kind: str, request: types.ElicitRequest | types.CreateMessageRequest) -> Any:
+        """Modern era: the answer of an earlier round, or the round ends with the question; else a push request."""
+        key = self._next_key(kind)
         if self._modern:
-            return types.ElicitResult.model_validate(
-                await self._ask(InputRequired(key, types.ElicitRequest(params=params)))
+            return await self._ask(InputRequired(key, request))
+        session, related = self._ctx.session, self._ctx.request_id
+        params = request.params
+        if isinstance(params, types.ElicitRequestFormParams):
+            return await session.elicit_form(
+                message=params.message, requested_schema=params.requested_schema, related_request_id=related
             )
-        return await self._ctx.session.elicit_form(
-            message=message, requested_schema=params.requested_schema, related_request_id=self._ctx.request_id
-        )
-
-    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
-        """Send the user to a URL (URL-mode elicitation; the client must declare `elicitation.url`)."""
-        self._require(
-            "URL elicitation",
-            types.ClientCapabilities(elicitation=types.ElicitationCapability(url={})),  # pyright: ignore[reportArgumentType]
-            "elicitation.url",
-        )
-        key = self._next_key("elicit")
-        if self._modern:
-            params = types.ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-            return types.ElicitResult.model_validate(
-                await self._ask(InputRequired(key, types.ElicitRequest(params=params)))
+        if isinstance(params, types.ElicitRequestURLParams):  # its id is always set (`elicit_url` made it)
+            return await session.elicit_url(
+                message=params.message,
+                url=params.url,
+                elicitation_id=params.elicitation_id or "",
+                related_request_id=related,
             )
-        return await self._ctx.session.elicit_url(
-            message=message, url=url, elicitation_id=elicitation_id, related_request_id=self._ctx.request_id
-        )
+        with deprecated_in_2026():
+            asking = session.create_message(  # pyright: ignore[reportDeprecated]
+                messages=params.messages,
+                max_tokens=params.max_tokens,
+                system_prompt=params.system_prompt,
+                temperature=params.temperature,
+                related_request_id=related,
+            )
+        return await asking
 
     async def complete_url_elicitation(self, elicitation_id: str) -> None:
         """Send `notifications/elicitation/complete` (handshake era; 2026-07-28 has no such notification)."""
         if not self._modern and self._attached:
             await self._ctx.session.send_elicit_complete(elicitation_id, related_request_id=self._ctx.request_id)
-
-    async def sample(
-        self,
-        messages: list[types.SamplingMessage],
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-    ) -> types.CreateMessageResult:
-        """Ask the client's model for a completion."""
-        self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
-        key = self._next_key("sample")
-        if self._modern:
-            params = types.CreateMessageRequestParams(
-                messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
-            )
-            needed = InputRequired(key, types.CreateMessageRequest(params=params))
-            return types.CreateMessageResult.model_validate(await self._ask(needed))
-        with deprecated_in_2026():
-            asking = self._ctx.session.create_message(  # pyright: ignore[reportDeprecated]
-                messages=messages,
-                max_tokens=max_tokens,
-                system_prompt=system_prompt,
-                temperature=temperature,
-                related_request_id=self._ctx.request_id,
-            )
-        return await asking
 
     # --- helpers ------------------------------------------------------------------------------------------------
 
@@ -217,23 +275,6 @@ class McpClientFeatures:
         key = f"{kind}-{self._asked}"
         self._asked += 1
         return key
-
-    def _require(self, what: str, capability: types.ClientCapabilities, name: str) -> None:
-        if not self._modern:
-            # First: a connection without a back channel (stateless HTTP) never saw the client's `initialize`,
-            # so its capabilities look empty, and "did not declare the capability" would be the wrong reason.
-            self._require_back_channel(what)
-        if not client_declares(self._ctx.session, capability):
-            raise ServiceNotConfiguredError(
-                f"{what} is not available: the MCP client did not declare the '{name}' capability."
-            )
-
-    def _require_back_channel(self, what: str) -> None:
-        if not self._ctx.session.can_send_request:
-            raise ServiceNotConfiguredError(
-                f"{what} is not available on this connection: it has no channel for server-to-client requests "
-                "(stateless or JSON-response HTTP). Use a stateful streamable HTTP, SSE or stdio connection."
-            )
 
 
 def client_declares(session: ServerSession, needed: types.ClientCapabilities) -> bool:

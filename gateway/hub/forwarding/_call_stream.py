@@ -4,9 +4,9 @@
 `application/json` body, as a server may answer any request; otherwise an SSE stream as the SDK's streamable HTTP
 transport writes it (its headers in its order, `event: message` events, the HTTP response started with the first
 event), the answer its last event. `StreamFeatures` is the call's
-`ClientFeatures`: progress and log messages become notifications on the stream, elicitation and sampling requests
-go out on it with ids of the fast lane's own (`fast-lane-N`), and `Questions` holds them until the client's POST of
-the answer is routed back.
+`ClientFeatures`, the server's `CallFeatures` on this wire: progress and log messages become notifications on the
+stream, elicitation and sampling requests go out on it with ids of the fast lane's own (`fast-lane-N`), and
+`Questions` holds them until the client's POST of the answer is routed back.
 """
 
 from __future__ import annotations
@@ -21,21 +21,11 @@ import anyio
 from mcp import MCPError, types
 from starlette.types import Send
 
-from gateway.errors import ServiceNotConfiguredError
+from gateway.server.client_features import CallFeatures
 
 __all__ = ["CallStream", "Questions", "RequestId", "StreamFeatures", "dump"]
 
 RequestId = str | int
-_LOG_LEVELS: Final[tuple[types.LoggingLevel, ...]] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
 _SSE_HEADERS: Final = (
     (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
@@ -146,8 +136,9 @@ class CallStream:
         await self._send({"type": "http.response.body", "body": encoded, "more_body": False})
 
 
-class StreamFeatures:
-    """`ClientFeatures` of a relayed call: what the upstream asks mid-call, sent on the call's own stream."""
+class StreamFeatures(CallFeatures):
+    """`ClientFeatures` of a relayed call (`CallFeatures`): what the upstream asks mid-call, sent on the call's own
+    stream."""
 
     def __init__(
         self,
@@ -159,14 +150,17 @@ class StreamFeatures:
         log_level: types.LoggingLevel | None,
         client_can: Callable[[types.ClientCapabilities], bool],
     ) -> None:
+        super().__init__(log_level)
         self._questions = questions
         self._stream = stream
         self._session_id = session_id
         self._progress_token = progress_token
-        self._log_threshold = _LOG_LEVELS.index(log_level) if log_level else 0
         self._client_can = client_can
 
-    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+    def _declares(self, capability: types.ClientCapabilities) -> bool:
+        return self._client_can(capability)
+
+    async def _progress(self, progress: float, total: float | None, message: str | None) -> None:
         if self._progress_token is None:
             return
         params = types.ProgressNotificationParams(
@@ -174,50 +168,20 @@ class StreamFeatures:
         )
         await self._stream.write(dump(types.ProgressNotification(params=params)) | {"jsonrpc": "2.0"})
 
-    async def log(self, level: types.LoggingLevel, data: Any, logger: str | None = None) -> None:
-        if _LOG_LEVELS.index(level) < self._log_threshold:
-            return
+    async def _log(self, level: types.LoggingLevel, data: Any, logger: str | None) -> None:
         params = types.LoggingMessageNotificationParams(level=level, data=data, logger=logger)
         await self._stream.write(dump(types.LoggingMessageNotification(params=params)) | {"jsonrpc": "2.0"})
 
-    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> types.ElicitResult:
-        self._require("Elicitation", types.ClientCapabilities(elicitation=types.ElicitationCapability()), "elicitation")
-        params = types.ElicitRequestFormParams(message=message, requested_schema=requested_schema)  # pyright: ignore[reportArgumentType]
-        answer = await self._ask(types.ElicitRequest(params=params))
-        return types.ElicitResult.model_validate(answer, by_name=False)
-
-    async def elicit_url(self, message: str, url: str, elicitation_id: str) -> types.ElicitResult:
-        capability = types.ClientCapabilities(elicitation=types.ElicitationCapability(url={}))  # pyright: ignore[reportArgumentType]
-        self._require("URL elicitation", capability, "elicitation.url")
-        params = types.ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
-        answer = await self._ask(types.ElicitRequest(params=params))
-        return types.ElicitResult.model_validate(answer, by_name=False)
-
-    async def sample(
-        self,
-        messages: list[types.SamplingMessage],
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
-    ) -> types.CreateMessageResult:
-        self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
-        params = types.CreateMessageRequestParams(
-            messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
-        )
-        answer = await self._ask(types.CreateMessageRequest(params=params))
-        return types.CreateMessageResult.model_validate(answer, by_name=False)
-
-    def _require(self, what: str, capability: types.ClientCapabilities, name: str) -> None:
-        if not self._client_can(capability):
-            raise ServiceNotConfiguredError(
-                f"{what} is not available: the MCP client did not declare the '{name}' capability."
-            )
-
-    async def _ask(self, request: types.ElicitRequest | types.CreateMessageRequest) -> dict[str, Any]:
+    async def _ask_for(
+        self, kind: str, request: types.ElicitRequest | types.CreateMessageRequest
+    ) -> types.ElicitResult | types.CreateMessageResult:
         """Send `request` to the client on the call's stream; its result (or its error, raised as `MCPError`)."""
+        del kind  # the request's id says which question an answer is for
         answer = await self._questions.ask(self._session_id, self._stream, dump(request))
         if "error" in answer:
             error = types.ErrorData.model_validate(answer["error"])
             raise MCPError(code=error.code, message=error.message, data=error.data)
-        return cast("dict[str, Any]", answer.get("result") or {})
+        result = cast("dict[str, Any]", answer.get("result") or {})
+        if isinstance(request, types.ElicitRequest):
+            return types.ElicitResult.model_validate(result, by_name=False)
+        return types.CreateMessageResult.model_validate(result, by_name=False)
