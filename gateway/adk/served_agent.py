@@ -36,6 +36,7 @@ from gateway.adk.declarations import json_schema_of
 from gateway.adk.memory_bridge import AdkMemoryService, adk_memory_service
 from gateway.adk.served_tool import media_list, typed_part
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
+from gateway.tools.confirmation import CONFIRM_FIELD, confirmation_form, confirmed_payload
 
 __all__ = ["AgentToolset"]
 
@@ -44,19 +45,6 @@ _TEMP_PREFIX: Final = "temp:"
 _CODE_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 _CONFIRMATION_CALL: Final = "adk_request_confirmation"
 _PAUSING_CALLS: Final = frozenset({_CONFIRMATION_CALL, CREDENTIAL_CALL})
-_CONFIRM_FIELD: Final = "confirm"
-_CONFIRMATION_FORM: Final = {
-    "type": "object",
-    "properties": {
-        _CONFIRM_FIELD: {
-            "type": "boolean",
-            "title": "Allow this tool call",
-            "description": "Tick to run the tool, leave unticked to refuse.",
-            "default": False,
-        }
-    },
-    "required": [_CONFIRM_FIELD],
-}
 _REQUEST_SCHEMA: Final = {
     "type": "object",
     "properties": {"request": {"type": "string", "description": "What to ask the agent, in plain words."}},
@@ -110,18 +98,30 @@ def _paused_on(events: list[Event], request: str) -> FunctionCall | None:
     return None
 
 
-async def _ask(context: ToolContext, call: FunctionCall) -> bool:
-    """Ask the MCP client's user to confirm the call ADK holds back (raises `InputRequired` for a new round)."""
+async def _ask(context: ToolContext, call: FunctionCall) -> dict[str, Any]:
+    """Ask the MCP client's user to confirm the call ADK holds back (raises `InputRequired` for a new round).
+
+    The answer for ADK's `adk_request_confirmation`: `confirmed`, and the payload as the user left it in the form.
+    """
     args = call.args or {}
     original = cast("dict[str, Any]", args.get("originalFunctionCall") or {})
-    hint = str(cast("dict[str, Any]", args.get("toolConfirmation") or {}).get("hint") or "")
+    requested = cast("dict[str, Any]", args.get("toolConfirmation") or {})
+    hint = str(requested.get("hint") or "")
+    payload = requested.get("payload")
     shown = ", ".join(f"{key}={value!r}" for key, value in cast("dict[str, Any]", original.get("args") or {}).items())
     message = f"Allow the tool call {original.get('name', '?')}({shown})?"
     # ADK's default hint addresses a model ("respond with a FunctionResponse"); a person sees only custom hints.
     if hint and "FunctionResponse" not in hint:
         message += f"\n\n{hint}"
-    answer = await context.elicit(message, _CONFIRMATION_FORM)
-    return answer.action == "accept" and bool((answer.content or {}).get(_CONFIRM_FIELD))
+    answer = await context.elicit(message, confirmation_form(payload))
+    content = answer.content or {}
+    if answer.action != "accept" or not content.get(CONFIRM_FIELD):
+        return {"confirmed": False}
+    try:
+        edited = confirmed_payload(payload, content)
+    except ValueError:
+        return {"confirmed": False}  # an answer the payload cannot take refuses the call, as on a served tool
+    return {"confirmed": True} if edited is None else {"confirmed": True, "payload": edited}
 
 
 def _describe(event: Event) -> str | None:
@@ -246,9 +246,8 @@ class _AgentRunTool(BaseTool):
                     await self._settle_state(context)
                     return {"pending": "Waiting for the user to sign in."}
             else:
-                confirmed = await _ask(context, asked)
                 answer = genai_types.FunctionResponse(
-                    id=asked.id, name=_CONFIRMATION_CALL, response={"confirmed": confirmed}
+                    id=asked.id, name=_CONFIRMATION_CALL, response=await _ask(context, asked)
                 )
             message = genai_types.Content(role="user", parts=[genai_types.Part(function_response=answer)])
             final, error, asked = await self._run_once(context, message, None)

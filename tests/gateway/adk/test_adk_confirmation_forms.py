@@ -5,6 +5,7 @@ Real google-adk Runners with the scripted model, real `serve` children over stdi
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -146,3 +147,31 @@ async def test_google_adks_get_user_choice_served_asks_the_user_to_pick_one_opti
     assert asked.requested_schema["properties"]["choice"]["enum"] == ["red", "blue"]
     assert asked.requested_schema["required"] == ["choice"]
     assert refused.is_error
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_served_agents_tool_confirmation_payload_is_a_form_and_the_tool_gets_the_edit(
+    mode: Mode, tmp_path: Path
+) -> None:
+    marker = tmp_path / "paid.json"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "serve", "--agent", f"{HERE / 'payload_agent.py'}:payer", "--state", ":memory:"],
+        cwd=str(ROOT),
+        env={"PYTHONPATH": f"{ROOT}:{HERE}", "PAY_MARKER": str(marker)},
+    )
+    asked: list[types.ElicitRequestFormParams] = []
+
+    async def edit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        assert isinstance(params, types.ElicitRequestFormParams)
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"confirm": True, "to": "carol"})
+
+    async with Client(params, mode=mode, elicitation_callback=edit) as client:
+        with anyio.fail_after(DEADLINE):
+            result = await client.call_tool("payer", {"request": "Pay bob 30."})
+    assert not result.is_error, result.content
+    (form,) = asked
+    assert form.requested_schema["properties"]["to"] == {"type": "string", "title": "to", "default": "bob"}
+    assert json.loads(marker.read_text()) == {"amount": 30, "to": "carol"}
