@@ -139,7 +139,7 @@ class RequestObservation:
 
     @contextlib.contextmanager
     def relayed(self, method: str, name: str = "", *, started: float | None = None) -> Generator[RequestRecord]:
-        """Observe a request the fast lane answers (`gateway.server.http.fast_lane`), as the middleware would.
+        """Observe a request the fast lane answers (`gateway.hub.forwarding.fast_lane`), as the middleware would.
 
         `name` is the tool a `tools/call` names. The caller sets the record's `outcome` (and `error_code`); an
         exception leaving the block is an `internal_error`, a cancellation `cancelled`. There is no SDK server span
