@@ -22,12 +22,22 @@ __all__ = ["child_process", "json_lines", "read_until", "rest_of"]
 
 
 @asynccontextmanager
-async def child_process(command: Sequence[str], **options: Any) -> AsyncGenerator[anyio.abc.Process]:
-    """`anyio.open_process(command, cwd=ROOT, **options)`, killed when the block is left while it still runs."""
+async def child_process(
+    command: Sequence[str], *, terminate_within: float | None = None, **options: Any
+) -> AsyncGenerator[anyio.abc.Process]:
+    """`anyio.open_process(command, cwd=ROOT, **options)`, stopped when the block is left while it still runs.
+
+    With `terminate_within` it is sent SIGTERM first and killed only if it has not exited within that many seconds
+    (a server that should stop cleanly, e.g. to release a shared store); without, it is killed at once.
+    """
     async with await anyio.open_process(command, cwd=ROOT, **options) as process:
         try:
             yield process
         finally:
+            if process.returncode is None and terminate_within is not None:
+                process.terminate()
+                with anyio.move_on_after(terminate_within, shield=True):
+                    await process.wait()
             if process.returncode is None:
                 process.kill()
 

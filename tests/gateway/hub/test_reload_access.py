@@ -19,7 +19,7 @@ from typing import Any, cast
 import anyio
 import httpx2
 import pytest
-from hub_harness import DEADLINE, HERE, ROOT, Heard, child_env, text_of, tool_names
+from hub_harness import DEADLINE, HERE, Heard, child_env, text_of, tool_names
 from mcp import Client, MCPError, types
 from mcp.client.streamable_http import streamable_http_client
 
@@ -28,6 +28,7 @@ from gateway.errors import ConfigError
 from gateway.hub.hub import Hub
 from gateway.hub.reloader import ConfigReloader, reloading_gateway_server
 from gateway.state import InMemoryStateStore
+from tests.support.child_process import child_process
 from tests.support.loopback import free_port, serving_tools, wait_for_port
 
 pytestmark = pytest.mark.anyio
@@ -58,18 +59,11 @@ async def gateway_process(config: Path, directory: Path) -> AsyncGenerator[tuple
     command += ["--port", str(port), "--state", str(directory / "state.db")]
     env = {**os.environ, **child_env(), "ADK_MCP_GATEWAY_TOKENS": f"alice={ALICE},bob={BOB}"}
     with (directory / "gateway.log").open("wb") as log:
-        process = await anyio.open_process(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log)
-        async with process:
-            try:
-                await wait_for_port(port, DEADLINE, process)
-                yield f"http://127.0.0.1:{port}", process
-            finally:
-                if process.returncode is None:
-                    process.terminate()
-                    with anyio.move_on_after(DEADLINE, shield=True):
-                        await process.wait()
-                if process.returncode is None:
-                    process.kill()
+        async with child_process(
+            command, terminate_within=DEADLINE, env=env, stdout=subprocess.DEVNULL, stderr=log
+        ) as process:
+            await wait_for_port(port, DEADLINE, process)
+            yield f"http://127.0.0.1:{port}", process
 
 
 @asynccontextmanager

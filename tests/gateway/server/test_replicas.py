@@ -37,6 +37,7 @@ from mcp.client.context import ClientRequestContext
 from server_harness import DEADLINE, ROOT, TOOLS_REF, connect, http_server, wait_until_healthy
 
 from adapters.meta_keys import SESSION_META_KEY
+from tests.support.child_process import child_process
 from tests.support.loopback import free_port
 from tests.support.round_robin_proxy import RoundRobinProxy
 
@@ -62,18 +63,11 @@ async def replica(state: str, app: str, log: Path) -> AsyncIterator[Replica]:
     command += ["--port", str(port), "--state", state, "--name", app]
     env = {**os.environ, "ADK_MCP_GATEWAY_SEALING_KEY": SEALING_KEY}
     with log.open("wb") as stderr:
-        process = await anyio.open_process(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=stderr)
-        async with process:
-            try:
-                await wait_until_healthy(f"http://127.0.0.1:{port}")
-                yield Replica(f"http://127.0.0.1:{port}", process)
-            finally:
-                if process.returncode is None:
-                    process.terminate()
-                    with anyio.move_on_after(DEADLINE, shield=True):
-                        await process.wait()
-                if process.returncode is None:
-                    process.kill()
+        async with child_process(
+            command, terminate_within=DEADLINE, env=env, stdout=subprocess.DEVNULL, stderr=stderr
+        ) as process:
+            await wait_until_healthy(f"http://127.0.0.1:{port}")
+            yield Replica(f"http://127.0.0.1:{port}", process)
 
 
 @asynccontextmanager
