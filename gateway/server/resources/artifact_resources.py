@@ -10,7 +10,8 @@ another's files.
 
 An extension's resource handlers (the gateway's upstream resources) are merged, not replaced: the first page of
 `resources/list` starts with the artifacts and continues with the extension's listing, whose cursors pass through;
-a URI of another scheme is read by the extension.
+a URI of another scheme is read by the extension, and so is an `artifact:` URI the session has no file for (an
+unprefixed upstream gateway's own artifacts).
 """
 
 from __future__ import annotations
@@ -81,9 +82,18 @@ class ArtifactResources:
             ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
         ) -> types.ReadResourceResult:
             uri = str(params.uri)
-            if inner_read is not None and not uri.startswith(f"{ARTIFACT_SCHEME}:"):
+            if inner_read is None:
+                return await self._read(ctx, uri)
+            if not uri.startswith(f"{ARTIFACT_SCHEME}:"):
                 return await inner_read(ctx, params)
-            return await self._read(ctx, uri)
+            try:
+                return await self._read(ctx, uri)
+            except MCPError as missing:
+                # An upstream without a prefix may serve `artifact:` URIs of its own (another gateway's).
+                try:
+                    return await inner_read(ctx, params)
+                except MCPError:
+                    raise missing from None
 
         merged["on_list_resources"] = on_list_resources
         merged["on_read_resource"] = on_read_resource

@@ -231,3 +231,26 @@ async def test_a_gateways_upstream_resources_and_its_artifacts_are_listed_and_re
     assert theirs.text == "public notes"
     assert isinstance(mine, types.TextResourceContents)
     assert mine.text == "mine"
+
+
+@pytest.mark.parametrize("prefix", ["inner", ""], ids=["prefixed", "unprefixed"])
+async def test_a_gateway_reads_its_upstream_gateways_artifacts_through_the_links_it_forwards(
+    prefix: str, tmp_path: Path
+) -> None:
+    inner = ["-m", "gateway.cli", "serve", "--tools", ARTIFACT_TOOLS, "--state", str(tmp_path / "inner.db")]
+    upstream = {"command": sys.executable, "args": inner, "cwd": str(ROOT), "prefix": prefix}
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"inner": upstream}}))
+    args = ["-m", "gateway.cli", "serve", str(config), "--state", str(tmp_path / "outer.db")]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=ROOT, env=dict(os.environ))
+    name = f"{prefix}_save_report" if prefix else "save_report"
+    async with connect("stdio", "legacy", params) as client:
+        session = Session(client, "legacy")
+        saved = await session.call(name, {"text": "saved upstream"})
+        (link,) = links(saved)
+        theirs = await session.read(link.uri)
+
+    # Unprefixed, the upstream's link is an `artifact:` URI this gateway has no file for: the upstream reads it.
+    assert link.uri == (f"{prefix}+" if prefix else "") + "artifact://report.md?version=0"
+    assert isinstance(theirs, types.TextResourceContents)
+    assert theirs.text == "saved upstream"
