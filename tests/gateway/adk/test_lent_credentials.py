@@ -32,6 +32,7 @@ from gateway.tools import (
     OAuthFlows,
     ToolContext,
 )
+from tests.support.deadlines import DEADLINE
 from tests.support.oauth_provider import OAuthProvider
 
 pytestmark = [
@@ -40,7 +41,6 @@ pytestmark = [
     pytest.mark.filterwarnings(r"ignore:\[EXPERIMENTAL\] \w+:UserWarning"),
 ]
 
-DEADLINE = 30.0
 REQUEST_CREDENTIAL = "adk_request_credential"
 
 WEATHER = AuthConfig(auth_scheme=APIKey.model_validate({"in": "header", "name": "X-Api-Key"}), credential_key="weather")

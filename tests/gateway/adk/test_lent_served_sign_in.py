@@ -23,11 +23,11 @@ from gateway.adk import to_adk
 from gateway.client import McpToolset, StreamableHTTPConnectionParams
 from gateway.server import ToolServer
 from gateway.tools import APIKey, AuthConfig, FunctionTool, ToolContext
+from tests.support.deadlines import DEADLINE
 from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
 
-DEADLINE = 30.0
 CONFIRMATION = "adk_request_confirmation"
 WEATHER = AuthConfig(auth_scheme=APIKey.model_validate({"in": "header", "name": "X-Api-Key"}), credential_key="w")
 

@@ -18,11 +18,12 @@ from credential_agents import MARKER
 from mcp import Client, StdioServerParameters, types
 from mcp.client.context import ClientRequestContext
 
+from tests.support.deadlines import DEADLINE
+from tests.support.paths import ROOT
+
 pytestmark = pytest.mark.anyio
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
-DEADLINE = 30.0
 
 
 class KeyPad:
