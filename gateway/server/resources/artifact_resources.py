@@ -17,6 +17,7 @@ unprefixed upstream gateway's own artifacts).
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
@@ -28,7 +29,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from adapters import Media
 from gateway.artifacts.uri import ARTIFACT_SCHEME, artifact_uri, parse_artifact_uri
-from gateway.server.identity import CallIdentity
+from gateway.server.identity import CallIdentity, identify
 from gateway.server.resources.artifact_listen import ArtifactListen
 from gateway.tools import ReadonlyContext, ToolContext
 from gateway.tools.artifacts import ArtifactService, ArtifactVersion
@@ -109,13 +110,19 @@ class ArtifactResources:
         """Tell the caller's session that its resources changed (a tool saved an artifact).
 
         Modern era: on this server's own listen streams, every stream of the caller's principal (a listen request
-        names no session); on an extension's (a gateway with upstreams), the streams of the caller's session.
+        names no session); on an extension's (a gateway with upstreams), the streams of the caller's session and
+        those of the session a keyless request on the same channel has.
         """
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             if isinstance(self._publisher, ArtifactListen):
                 self._publisher.publish_to_principal(ResourcesListChanged(), caller.principal)
             elif self._publisher is not None:
                 self._publisher.publish(ResourcesListChanged(), caller.session_owner)
+                # A listen request carries no `_meta` session key: its stream is the session a keyless request on
+                # this channel has (the connection's, or the principal's).
+                keyless = identify(dataclasses.replace(ctx, meta=None)).session_owner
+                if keyless != caller.session_owner:
+                    self._publisher.publish(ResourcesListChanged(), keyless)
             return
         await ctx.session.send_notification(types.ResourceListChangedNotification(), related_request_id=ctx.request_id)
 

@@ -254,3 +254,18 @@ async def test_a_gateway_reads_its_upstream_gateways_artifacts_through_the_links
     assert link.uri == (f"{prefix}+" if prefix else "") + "artifact://report.md?version=0"
     assert isinstance(theirs, types.TextResourceContents)
     assert theirs.text == "saved upstream"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_behind_a_gateway_with_upstreams_a_modern_listen_stream_hears_of_a_saved_artifact(
+    transport: Transport, tmp_path: Path
+) -> None:
+    config = tmp_path / "gateway.json"
+    config.write_text(json.dumps({"mcpServers": {"files": {"command": sys.executable, "args": [FILES_SERVER]}}}))
+    async with served(transport, "modern", tmp_path / "state.db", str(config)) as client:
+        session = Session(client, "modern")
+        with anyio.fail_after(DEADLINE):
+            async with client.listen(resources_list_changed=True) as subscription:
+                await session.call("save_report", {"text": "news"})
+                event = await subscription.__anext__()
+    assert type(event).__name__ == "ResourcesListChanged"
