@@ -1,7 +1,7 @@
 """The one place that builds `httpx2` clients: for upstream MCP servers, token endpoints and authorization servers.
 
 Below both rooms, so the server's requests (to its authorization server, to the token endpoints of its sign-ins)
-and the client's share one builder without the server importing the client.
+and the client's share one builder, and catch the same `REQUEST_FAILED`, without the server importing the client.
 
 Connections are kept for the next request. The SDK's streamable HTTP transport closes a request's SSE response as
 soon as the JSON-RPC response arrived, a moment before the server ends the stream; httpcore then cannot tell the
@@ -20,9 +20,14 @@ from typing import Final
 import anyio
 import httpx2
 
-from gateway._request_failures import REQUEST_FAILED
-
 __all__ = ["REQUEST_FAILED", "ResponseHook", "http_client"]
+
+REQUEST_FAILED: Final[tuple[type[Exception], ...]] = (httpx2.HTTPError, httpx2.InvalidURL)
+"""What an httpx2 request raises when it could not be made or completed: catch this, not `httpx2.HTTPError` alone.
+
+`httpx2.InvalidURL` is no `HTTPError`, so a malformed URL taken from someone else's metadata or config (a token
+endpoint, a JWKS URI) would otherwise escape as a crash instead of failing like an unreachable server.
+"""
 
 ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
 """Called with every response (its body unread), e.g. to notice a 404 for a forgotten session."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 
-from gateway._request_failures import REQUEST_FAILED
+from gateway._http_clients import REQUEST_FAILED
 from gateway.oauth import IssuedToken, TokenEndpoint, TokenError
 from gateway.tools import AuthCredential, AuthCredentialTypes, OAuth2Auth
 
