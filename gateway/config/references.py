@@ -6,6 +6,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -19,9 +20,17 @@ from gateway.tools.tool_union import as_tool
 __all__ = ["load_agent", "load_object", "load_tools"]
 
 
+def _on_path(folder: Path) -> None:
+    """Let a module import the modules beside it, as `python file.py`, `python -m` and `adk run` do."""
+    entry = str(folder.resolve())
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+
 def _import_file(path: Path) -> ModuleType:
     if not path.is_file():
         raise ConfigError(f"Tool file {str(path)!r} does not exist (resolved to {path.resolve()}).")
+    _on_path(path.parent)
     # A name derived from the absolute path keeps two files called tools.py apart.
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]
     name = f"adk_mcp_gateway_tools_{path.stem}_{digest}"
@@ -39,6 +48,8 @@ def _import_file(path: Path) -> ModuleType:
 
 
 def _import_module(name: str) -> ModuleType:
+    # An installed console script has its own folder on sys.path, not the working directory.
+    _on_path(Path(os.getcwd()))
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:

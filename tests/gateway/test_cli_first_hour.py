@@ -1,0 +1,60 @@
+"""What a new user meets in the first hour, run as the installed `adk-mcp-gateway` command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GATEWAY = str(Path(sys.executable).parent / "adk-mcp-gateway")
+
+_AGENT = """\
+from google.adk.agents import LlmAgent
+
+from helper import shout
+
+root_agent = LlmAgent(name="shouter", model="gemini-2.0-flash", instruction="Shout.", tools=[shout])
+"""
+
+_HELPER = '''\
+def shout(text: str) -> str:
+    """Shout the text."""
+    return text.upper()
+'''
+
+
+def _gateway(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # The installed command, as a user runs it: no PYTHONPATH pointing anywhere.
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    return subprocess.run([GATEWAY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def agent_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    (folder / "my_agent.py").write_text(_AGENT)
+    (folder / "helper.py").write_text(_HELPER)
+    return folder
+
+
+def test_an_agent_module_in_the_working_directory_is_found_with_its_siblings(agent_folder: Path) -> None:
+    done = _gateway("tools", "--agent", "my_agent:root_agent", cwd=agent_folder)
+    assert done.returncode == 0, done.stderr
+    assert "shouter" in done.stdout
+
+
+def test_an_agent_file_imports_the_modules_beside_it(agent_folder: Path) -> None:
+    done = _gateway("tools", "--agent", "agents/my_agent.py:root_agent", cwd=agent_folder.parent)
+    assert done.returncode == 0, done.stderr
+    assert "shouter" in done.stdout
+
+
+def test_a_tools_file_imports_the_modules_beside_it(agent_folder: Path) -> None:
+    (agent_folder / "loud.py").write_text("from helper import shout\n\n__all__ = ['shout']\n")
+    done = _gateway("tools", "--tools", "agents/loud.py", cwd=agent_folder.parent)
+    assert done.returncode == 0, done.stderr
+    assert "shout" in done.stdout
