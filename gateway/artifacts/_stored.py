@@ -122,6 +122,11 @@ class StoredArtifactService(ABC):
         if session_id:
             await self._delete_owner(Owner(app_name, user_id, session_id))
 
+    async def forget_idle_sessions(self, app_name: str, idle_since: float) -> int:
+        """Forget the files of every session of `app_name` that saved none since `idle_since` (a `time.time()`);
+        returns how many sessions. Users' `user:` files stay. (The retention sweep of `gateway.state.retention`.)"""
+        return await self._forget_idle(app_name, idle_since)
+
     async def _row(
         self, app_name: str, user_id: str, session_id: str, filename: str, version: int | None
     ) -> StoredRow | None:
@@ -154,6 +159,10 @@ class StoredArtifactService(ABC):
     @abstractmethod
     async def _delete_owner(self, owner: Owner) -> None:
         """Forget every file of `owner`."""
+
+    @abstractmethod
+    async def _forget_idle(self, app_name: str, idle_since: float) -> int:
+        """Forget the session files of sessions whose newest file is older than `idle_since`."""
 
     @abstractmethod
     async def aclose(self) -> None:

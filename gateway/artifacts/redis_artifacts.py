@@ -4,6 +4,7 @@ Layout, per app (one hash tag per app, as the state store's keys, so a Redis Clu
 
     {PREFIX:APP}:artifact:USER:SESSION:FILE    hash   next -> the next version; d:N -> bytes; m:N -> JSON
     {PREFIX:APP}:artifacts:USER:SESSION        set    the filenames of that owner
+    {PREFIX:APP}:artifact-sessions             zset   USER SESSION -> time of the session's last save
 
 A user's `user:` files have an empty SESSION. Each name part is percent-encoded. A save is one Lua script, so two
 replicas never hand out the same version.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, cast
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import anyio
 
@@ -34,11 +35,13 @@ __all__ = ["RedisArtifactService"]
 
 _SOCKET_TIMEOUT: Final = 10.0
 
-# KEYS: the file hash, the owner's name set. ARGV: data, meta JSON, filename. Returns the new version.
+# KEYS: the file hash, the owner's name set, the app's session zset. ARGV: data, meta JSON, filename, now, the
+# session's member ('' for a user's file). Returns the new version.
 _PUT: Final = """
 local version = redis.call('HINCRBY', KEYS[1], 'next', 1) - 1
 redis.call('HSET', KEYS[1], 'd:' .. version, ARGV[1], 'm:' .. version, ARGV[2])
 redis.call('SADD', KEYS[2], ARGV[3])
+if ARGV[5] ~= '' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[5]) end
 return version
 """
 
@@ -96,12 +99,17 @@ class RedisArtifactService(StoredArtifactService):
     def _names_key(self, owner: Owner) -> str:
         return self._owner_key(owner) % "artifacts"
 
+    def _sessions_key(self, app_name: str) -> str:
+        return "{" + f"{_part(self._prefix)}:{_part(app_name)}" + "}:artifact-sessions"
+
     async def _put(self, owner: Owner, filename: str, encoded: EncodedArtifact, metadata: str, now: float) -> int:
         meta = json.dumps({"kind": encoded.kind, "mime": encoded.mime_type, "meta": metadata, "at": now})
-        keys = [self._file(owner, filename), self._names_key(owner)]
+        keys = [self._file(owner, filename), self._names_key(owner), self._sessions_key(owner.app_name)]
+        member = f"{_part(owner.user_id)} {_part(owner.session_id)}" if owner.session_id else ""
+        args = [encoded.data, meta, filename, repr(now), member]
         version: Any = None
         with anyio.CancelScope(shield=True):
-            version = await self._command(lambda: self._put_script(keys, [encoded.data, meta, filename]))
+            version = await self._command(lambda: self._put_script(keys, args))
         return int(version)
 
     async def _get(self, owner: Owner, filename: str, version: int | None) -> StoredRow | None:
@@ -136,6 +144,19 @@ class RedisArtifactService(StoredArtifactService):
             await self._delete(owner, name)
         with anyio.CancelScope(shield=True):
             await self._command(lambda: self._client.delete(self._names_key(owner)))
+
+    async def _forget_idle(self, app_name: str, idle_since: float) -> int:
+        sessions = self._sessions_key(app_name)
+        idle = cast(
+            "list[bytes]",
+            await self._command(lambda: self._client.zrangebyscore(sessions, "-inf", f"({idle_since!r}")),
+        )
+        for member in idle:
+            user, _, session = member.decode().partition(" ")
+            await self._delete_owner(Owner(app_name, unquote(user), unquote(session)))
+            with anyio.CancelScope(shield=True):
+                await self._command(lambda: self._client.zrem(sessions, member))  # noqa: B023 - awaited at once
+        return len(idle)
 
     async def aclose(self) -> None:
         """Close the connections; calling it again does nothing."""

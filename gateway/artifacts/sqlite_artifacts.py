@@ -50,6 +50,10 @@ _NAMES = f"SELECT DISTINCT filename FROM artifacts WHERE {_OWNER}"
 _VERSIONS = f"SELECT version FROM artifacts WHERE {_OWNER} AND filename = ? ORDER BY version"
 _DELETE = f"DELETE FROM artifacts WHERE {_OWNER} AND filename = ?"
 _DELETE_OWNER = f"DELETE FROM artifacts WHERE {_OWNER}"
+_IDLE = """
+SELECT user_id, session_id FROM artifacts WHERE app_name = ? AND session_id != ''
+GROUP BY user_id, session_id HAVING max(created_at) < ?
+"""
 
 
 class SqliteArtifactService(StoredArtifactService):
@@ -117,6 +121,15 @@ class SqliteArtifactService(StoredArtifactService):
                 connection.execute(_DELETE_OWNER, _owner(owner))
 
         await self._run(delete)
+
+    async def _forget_idle(self, app_name: str, idle_since: float) -> int:
+        def forget(connection: sqlite3.Connection) -> int:
+            with _transaction(connection):
+                idle = connection.execute(_IDLE, (app_name, idle_since)).fetchall()
+                connection.executemany(_DELETE_OWNER, [(app_name, *owner) for owner in idle])
+                return len(idle)
+
+        return await self._run(forget)
 
     async def aclose(self) -> None:
         """Close the connection; calling it again does nothing."""

@@ -130,6 +130,9 @@ class ToolServer(ToolCalls):
             self.state_store, max_bytes=max_artifact_bytes
         )
         self._own_artifacts = artifact_service is None
+        if isinstance(self.artifact_service, StoredArtifactService):
+            # A session nobody ends keeps its files as long as its state.
+            self.retention.also.append(self.artifact_service)
         self.memory_service: MemoryService | None = (
             default_memory_service(self.state_store) if memory_service is None else as_memory_service(memory_service)
         )

@@ -3,6 +3,7 @@ custom metadata, the size limit, and a second process reading what the first sav
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from adapters import Media
 from gateway.artifacts import ArtifactTooLargeError, artifact_service_for
 from gateway.artifacts._stored import StoredArtifactService
+from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore, SqliteStateStore
 from gateway.state.redis_store import RedisStateStore
 from gateway.tools.artifacts import InMemoryArtifactService
@@ -188,3 +190,34 @@ async def test_a_value_no_store_can_keep_is_refused_saying_what_to_save(store: S
 
 async def test_the_in_memory_state_store_gets_in_memory_artifacts() -> None:
     assert isinstance(artifact_service_for(InMemoryStateStore()), InMemoryArtifactService)
+
+
+async def test_the_retention_sweep_forgets_idle_sessions_files_and_keeps_users_files(
+    store: StoredArtifactService,
+) -> None:
+    await save(store, "old.txt", "idle", session="idle")
+    await save(store, "user:keep.txt", "mine", session="idle")
+    before = time.time()
+    await save(store, "new.txt", "busy", session="busy")
+
+    assert await store.forget_idle_sessions(APP, before - 3600) == 0
+    assert await store.forget_idle_sessions(APP, before) == 1
+
+    assert await store.list_artifact_keys(app_name=APP, user_id="ada", session_id="idle") == ["user:keep.txt"]
+    assert await store.list_artifact_keys(app_name=APP, user_id="ada", session_id="busy") == [
+        "new.txt",
+        "user:keep.txt",
+    ]
+
+
+async def test_a_servers_retention_sweep_reaches_its_artifacts(tmp_path: Path) -> None:
+    server = ToolServer([], state_store=SqliteStateStore(tmp_path / "state.db"), session_retention=1e-9)
+    service = server.artifact_service
+    await service.save_artifact(
+        app_name=server.name, user_id="ada", session_id="meta:k", filename="a.txt", artifact="a"
+    )
+
+    await server.retention.sweep()
+
+    assert await service.list_artifact_keys(app_name=server.name, user_id="ada", session_id="meta:k") == []
+    await server.aclose()
