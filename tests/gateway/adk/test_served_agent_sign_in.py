@@ -14,11 +14,13 @@ from urllib.parse import parse_qs, urlparse
 import anyio
 import httpx2
 import pytest
-from credential_agents import MARKER
+from credential_agents import CALENDAR_ENV, MARKER
 from mcp import Client, StdioServerParameters, types
 from mcp.client.context import ClientRequestContext
 
 from tests.support.deadlines import DEADLINE
+from tests.support.loopback import free_port
+from tests.support.oauth_provider import OAuthProvider
 from tests.support.paths import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -46,11 +48,13 @@ class KeyPad:
         return types.ElicitResult(action="accept")
 
 
-def served_weather_agent(marker: Path, *, credential_key: bool = True) -> StdioServerParameters:
-    env = {"PYTHONPATH": f"{ROOT}:{HERE}", MARKER: str(marker)}
+def served_weather_agent(
+    marker: Path, *, credential_key: bool = True, agent_name: str = "weather_agent", **extra_env: str
+) -> StdioServerParameters:
+    env = {"PYTHONPATH": f"{ROOT}:{HERE}", MARKER: str(marker), **extra_env}
     if credential_key:
         env["ADK_MCP_GATEWAY_CREDENTIAL_KEY"] = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
-    agent = f"{HERE / 'credential_agents.py'}:weather_agent"
+    agent = f"{HERE / 'credential_agents.py'}:{agent_name}"
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "gateway.cli", "serve", "--agent", agent, "--state", ":memory:"],
@@ -86,3 +90,38 @@ async def test_a_served_agent_whose_tool_needs_a_key_on_a_server_without_a_crede
     assert isinstance(content, types.TextContent)
     assert "ADK_MCP_GATEWAY_CREDENTIAL_KEY" in content.text
     assert keypad.asked == []
+
+
+class FollowingBrowser:
+    """Opens the sign-in link like a browser: the server's page, the provider, back to the server's callback."""
+
+    def __init__(self) -> None:
+        self.pages: list[httpx2.Response] = []
+
+    async def elicit(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> Any:
+        del context
+        assert isinstance(params, types.ElicitRequestURLParams), params
+        async with httpx2.AsyncClient(timeout=DEADLINE, follow_redirects=True) as browser:
+            self.pages.append(await browser.get(params.url))
+        return types.ElicitResult(action="accept")
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_served_agent_whose_tool_signs_in_with_oauth2_gets_the_users_token(mode: Any, tmp_path: Path) -> None:
+    marker = tmp_path / "token.txt"
+    callback = f"http://127.0.0.1:{free_port()}/oauth/callback"
+    async with OAuthProvider(user="ada") as provider:
+        # ADK keeps the client secret out of the request it records, so the agent's tool signs in as a public client.
+        client = provider.add_client(redirect_uris=[callback], grant_types=("authorization_code",), public=True)
+        env = dict(
+            zip(CALENDAR_ENV, (provider.authorization_endpoint, provider.token_endpoint, client.client_id), strict=True)
+        )
+        params = served_weather_agent(marker, agent_name="calendar_agent", ADK_MCP_GATEWAY_CALLBACK_URL=callback, **env)
+        browser = FollowingBrowser()
+        async with Client(params, mode=mode, elicitation_callback=browser.elicit) as client_session:
+            with anyio.fail_after(DEADLINE):
+                result = await client_session.call_tool("calendar", {"request": "Who am I?"})
+        assert not result.is_error, result.content
+        assert result.content == [types.TextContent(text="You are signed in.")]
+        assert [page.status_code for page in browser.pages] == [200]
+        assert (provider.decode(marker.read_text()) or {}).get("sub") == "ada"
