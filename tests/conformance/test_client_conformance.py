@@ -15,8 +15,9 @@ from typing import Final
 import pytest
 from toolchain import Toolchain, ensure_toolchain
 
+from tests.support.paths import ROOT
+
 HERE: Final = Path(__file__).resolve().parent
-ROOT: Final = HERE.parents[1]
 CLIENT_COMMAND: Final = HERE / "client_command.py"
 SCENARIO_SECONDS: Final = 120.0
 SCENARIOS: Final = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")

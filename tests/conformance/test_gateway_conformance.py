@@ -33,8 +33,9 @@ import pytest
 import test_server_conformance as server_suite
 from toolchain import Toolchain, ensure_toolchain
 
+from tests.support.paths import ROOT
+
 HERE: Final = Path(__file__).resolve().parent
-ROOT: Final = HERE.parents[1]
 FIXTURE_UPSTREAM: Final = HERE / "fixture_upstream.py"
 EXPECTED_FAILURES: Final = HERE / "gateway-expected-failures.yml"
 NEXT_SPEC_VERSIONS: Final = ("2025-11-25", "2026-07-28")

