@@ -14,6 +14,7 @@ async def check(config_path: str, state: str | None = None) -> int:
     """
     from gateway.cli._access import check_access
     from gateway.cli._pins import check_pins
+    from gateway.client.sessions._stderr_relay import last_stderr_lines
     from gateway.config import load_config
     from gateway.hub import UpstreamToolset, gateway_tools
     from gateway.hub.name_check import local_tool_names
@@ -47,6 +48,9 @@ async def check(config_path: str, state: str | None = None) -> int:
         except GatewayError as exc:
             failures += 1
             print(f"  FAIL  {item.key}: {exc}")
+            # What a stdio upstream wrote to stderr before failing usually says why; check logs it only at info.
+            for line in last_stderr_lines(item.key):
+                print(f"          | {line}")
     for key in config.mcp_servers:
         if key not in enabled:
             print(f'  off   {key}: disabled (not started; remove "disabled" to serve it)')

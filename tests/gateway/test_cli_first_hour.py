@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import subprocess
 import sys
@@ -58,3 +60,19 @@ def test_a_tools_file_imports_the_modules_beside_it(agent_folder: Path) -> None:
     done = _gateway("tools", "--tools", "agents/loud.py", cwd=agent_folder.parent)
     assert done.returncode == 0, done.stderr
     assert "shout" in done.stdout
+
+
+def test_check_shows_the_last_lines_an_upstream_wrote_to_stderr_when_it_fails(tmp_path: Path) -> None:
+    script = "import sys\nfor n in range(30): print('noise', n, file=sys.stderr)\n"
+    script += "print('error: invalid peer certificate: UnknownIssuer', file=sys.stderr)\nsys.exit(1)\n"
+    (tmp_path / "broken_server.py").write_text(script)
+    config = {"mcpServers": {"broken": {"command": sys.executable, "args": ["broken_server.py"]}}}
+    (tmp_path / "gateway.json").write_text(json.dumps(config))
+    done = _gateway("check", "gateway.json", cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    fail = next(index for index, line in enumerate(lines) if line.startswith("  FAIL  broken:"))
+    shown = list(itertools.takewhile(lambda line: line.startswith("          | "), lines[fail + 1 :]))
+    assert 1 < len(shown) <= 10
+    assert shown[-1] == "          | error: invalid peer certificate: UnknownIssuer", done.stdout
+    assert "noise 0" not in done.stdout

@@ -7,6 +7,7 @@ level under `gateway.client.stderr`, with the record attribute `upstream` for st
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
 import os
@@ -16,7 +17,7 @@ from typing import Final, TextIO
 
 import anyio
 
-__all__ = ["stderr_relay"]
+__all__ = ["last_stderr_lines", "stderr_relay"]
 
 logger = logging.getLogger("gateway.client.stderr")
 
@@ -25,10 +26,20 @@ _MAX_LINE: Final = 8192
 """A longer line is logged in pieces of this many characters."""
 _DRAIN_DEADLINE: Final = 2.0
 """Seconds to read what is left once the child is gone (a grandchild may hold the pipe open)."""
+_TAIL: Final = 10
+"""How many of an upstream's last stderr lines `last_stderr_lines` keeps."""
+
+_tails: dict[str, collections.deque[str]] = {}
+
+
+def last_stderr_lines(name: str) -> list[str]:
+    """The last lines the upstream `name` wrote to stderr in its latest run (what says why it failed to start)."""
+    return list(_tails.get(name, ()))
 
 
 def _emit(name: str, line: bytes) -> None:
     text = line.decode(errors="replace").rstrip("\r\n")
+    _tails.setdefault(name, collections.deque(maxlen=_TAIL)).append(text[:_MAX_LINE])
     for start in range(0, max(len(text), 1), _MAX_LINE):
         logger.info("[%s] %s", name, text[start : start + _MAX_LINE], extra={"upstream": name})
 
@@ -68,6 +79,7 @@ async def stderr_relay(name: str) -> AsyncGenerator[TextIO]:
     if sys.platform == "win32":  # pragma: no cover - the proactor loop cannot wait on pipe descriptors
         yield sys.stderr
         return
+    _tails.pop(name, None)
     read_fd, write_fd = os.pipe()
     os.set_blocking(read_fd, False)
     errlog = os.fdopen(write_fd, "w")
