@@ -17,7 +17,7 @@ import anyio
 
 from gateway.cli._parser import HOST_ENV, PORT_ENV
 from gateway.cli._sources import load_sources
-from gateway.errors import ConfigError, GatewayError
+from gateway.errors import ConfigError, GatewayError, MissingExtraError
 
 if TYPE_CHECKING:
     from gateway.tools.tool_union import ToolUnion
@@ -72,9 +72,8 @@ def _check_workers(args: argparse.Namespace, location: str) -> None:
         )
 
 
-def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] | None) -> int:
-    """Bind the port and run `args.workers` workers on it until a signal (`gateway.server.http.workers`)."""
-    from gateway.server.http._runner import listen
+def _supervise(args: argparse.Namespace, sock: socket.socket, keys: list[str] | None) -> int:
+    """Run `args.workers` workers on the bound `sock` until a signal (`gateway.server.http.workers`)."""
     from gateway.server.http.workers import supervise
     from gateway.server.sealing import SEALING_KEY_ENV
 
@@ -82,7 +81,7 @@ def _supervise(args: argparse.Namespace, host: str, port: int, keys: list[str] |
     if keys is None:
         # One machine, one supervisor: its workers share a key made here.
         env[SEALING_KEY_ENV] = secrets.token_urlsafe(32)
-    with listen(host, port) as sock:
+    with sock:
         bound_host, bound_port = sock.getsockname()[:2]
         logger.info(
             "Serving on http://%s:%s/mcp (streamable HTTP, without sessions) with %d workers; Ctrl-C stops.",
@@ -109,6 +108,29 @@ def _warn_exposed(host: str, *, authenticated: bool, allowed: list[str]) -> None
             "it by another name or address get 421. Add --allow-host NAME for each name or address they use.",
             host,
         )
+
+
+def _require_metrics_extra() -> None:
+    try:
+        import gateway.server.http.metrics  # noqa: F401  # pyright: ignore[reportUnusedImport]
+    except ImportError as exc:
+        raise MissingExtraError(
+            f'--metrics needs prometheus-client: pip install "adk-mcp-gateway[metrics]" ({exc}).'
+        ) from exc
+
+
+def _bind(args: argparse.Namespace, host: str, port: int) -> dict[str, socket.socket]:
+    """The listening sockets `serve` takes (`sock`, and `metrics_sock` with --metrics-port), bound now."""
+    from gateway.server.http._runner import listen
+
+    sockets = {"sock": listen(host, port)}
+    if args.metrics_port is not None and args.workers <= 1:
+        try:
+            sockets["metrics_sock"] = listen(args.metrics_host, args.metrics_port)
+        except ConfigError:
+            sockets["sock"].close()
+            raise
+    return sockets
 
 
 async def _reach_store(location: str) -> None:
@@ -167,9 +189,13 @@ def run_serve(args: argparse.Namespace) -> int:
     if is_redis(location) and not worker:
         # Fail now, with the store's own message, rather than inside the server's start-up.
         anyio.run(_reach_store, location)
+    # A missing extra or a taken port is said now, not after every upstream has started (seconds, for npx servers).
+    if args.transport != "stdio" and (args.metrics or args.metrics_port is not None):
+        _require_metrics_extra()
+    sockets = _bind(args, host, port) if args.transport != "stdio" and not worker else {}
     if args.workers > 1 and not worker:
         anyio.run(check_names_at_start, load_sources(args.config, args.references, args.agents).items)
-        return _supervise(args, host, port, keys)
+        return _supervise(args, sockets["sock"], keys)
     options: dict[str, Any] = {
         "name": name,
         "version": version("adk-mcp-gateway"),
@@ -209,7 +235,7 @@ def run_serve(args: argparse.Namespace) -> int:
         transport=args.transport,
         host=host,
         port=port,
-        **({"sock": socket.socket(fileno=args.worker_fd)} if worker else {}),
+        **({"sock": socket.socket(fileno=args.worker_fd)} if worker else sockets),
         auth_tokens=tokens,
         oauth=oauth,
         allowed_hosts=args.allow_host,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -28,9 +29,11 @@ def shout(text: str) -> str:
 '''
 
 
-def _gateway(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    # The installed command, as a user runs it: no PYTHONPATH pointing anywhere.
+def _gateway(*args: str, cwd: Path, pythonpath: str | None = None) -> subprocess.CompletedProcess[str]:
+    # The installed command, as a user runs it: no PYTHONPATH pointing anywhere unless given.
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
     return subprocess.run([GATEWAY, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -76,3 +79,39 @@ def test_check_shows_the_last_lines_an_upstream_wrote_to_stderr_when_it_fails(tm
     assert 1 < len(shown) <= 10
     assert shown[-1] == "          | error: invalid peer certificate: UnknownIssuer", done.stdout
     assert "noise 0" not in done.stdout
+
+
+def _config_with_an_upstream_that_leaves_a_mark(folder: Path) -> Path:
+    """A config whose one stdio upstream writes `started` in `folder` when it starts (and then exits)."""
+    (folder / "marking_server.py").write_text("from pathlib import Path\nPath('started').write_text('')\n")
+    config = {"mcpServers": {"marking": {"command": sys.executable, "args": ["marking_server.py"]}}}
+    (folder / "gateway.json").write_text(json.dumps(config))
+    return folder / "started"
+
+
+def test_a_port_in_use_is_reported_before_any_upstream_starts(tmp_path: Path) -> None:
+    started = _config_with_an_upstream_that_leaves_a_mark(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = _gateway("serve", "gateway.json", "--transport", "http", "--port", port, "--state", "s.db", cwd=tmp_path)
+    assert done.returncode == 2
+    assert f"Cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert not started.exists()
+
+
+def test_a_missing_metrics_extra_is_reported_before_any_upstream_starts(tmp_path: Path) -> None:
+    started = _config_with_an_upstream_that_leaves_a_mark(tmp_path)
+    # prometheus-client is installed here; a package of that name that cannot be imported stands in for its absence.
+    (tmp_path / "shadow" / "prometheus_client").mkdir(parents=True)
+    (tmp_path / "shadow" / "prometheus_client" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    env_path = str(tmp_path / "shadow")
+    done = _gateway(
+        "serve", "gateway.json", "--transport", "http", "--port", "0", "--metrics", "--state", "s.db",
+        cwd=tmp_path, pythonpath=env_path,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "adk-mcp-gateway[metrics]" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not started.exists()
