@@ -59,6 +59,7 @@ logger = logging.getLogger(__name__)
 
 _RELEASE_DEADLINE: Final = 10.0
 DEFAULT_PAGE_SIZE: Final = 100
+_ANNOUNCED: Final = NotificationOptions(tools_changed=True, resources_changed=True)
 
 
 class ToolServer(ToolCalls):
@@ -69,10 +70,8 @@ class ToolServer(ToolCalls):
         name: the server name shown to clients.
         state_store: where session, `user:` and `app:` state lives (default: in memory; the CLI and `serve()`
             default to an embedded SQLite file).
-        artifact_service: where artifacts live (default: beside the state, `gateway.artifacts.artifact_service_for`:
-            the same SQLite file or Redis server, in memory beside an in-memory store). Each session's artifacts
-            are its MCP resources (`gateway.server.resources`).
-        max_artifact_bytes: the largest artifact the default artifact store keeps (`maxArtifactBytes`).
+        artifact_service: where artifacts live (default: beside the state, `gateway.artifacts.artifact_service_for`);
+            a session's artifacts are its MCP resources. `max_artifact_bytes` limits the default store's.
         memory_service: the users' long-term memory (`tool_context.search_memory`, google-adk's `load_memory`):
             ours, or google-adk's `BaseMemoryService` (`InMemoryMemoryService()`, ...). Default: full-text search in
             the state's SQLite file (`gateway.state.SqliteMemoryService`), in memory beside an in-memory store, none
@@ -126,13 +125,10 @@ class ToolServer(ToolCalls):
         self._retiring: anyio.abc.TaskGroup | None = None
         self.state_store: StateStore = state_store or InMemoryStateStore()
         self.retention = SessionRetention(self.state_store, name, session_retention)
-        self.artifact_service: ArtifactService = artifact_service or artifact_service_for(
-            self.state_store, max_bytes=max_artifact_bytes
-        )
+        self.artifact_service = artifact_service or artifact_service_for(self.state_store, max_bytes=max_artifact_bytes)
         self._own_artifacts = artifact_service is None
         if isinstance(self.artifact_service, StoredArtifactService):
-            # A session nobody ends keeps its files as long as its state.
-            self.retention.also.append(self.artifact_service)
+            self.retention.also.append(self.artifact_service)  # a session nobody ends keeps its files as its state
         self.memory_service: MemoryService | None = (
             default_memory_service(self.state_store) if memory_service is None else as_memory_service(memory_service)
         )
@@ -202,9 +198,7 @@ class ToolServer(ToolCalls):
         self._sdk_run = self.server.run
         self.server.run = self._run_connection  # type: ignore[method-assign]
         self.server.create_initialization_options = functools.partial(  # type: ignore[method-assign]
-            Server.create_initialization_options,
-            self.server,
-            NotificationOptions(tools_changed=True, resources_changed=True),
+            Server.create_initialization_options, self.server, _ANNOUNCED
         )
 
     async def _run_connection(self, *args: Any, **kwargs: Any) -> None:
@@ -241,7 +235,6 @@ class ToolServer(ToolCalls):
             for principal in () if keeps_state else principals:
                 # The session's own keys end with it; its principal's `user:` keys and the `app:` keys stay.
                 await self.state_store.clear_session(self._scope(CallIdentity(principal, session_key)))
-                # So do its artifacts (its MCP resources); the principal's `user:` files stay.
                 await self.artifact_service.delete_session(
                     app_name=self.name, user_id=principal, session_id=session_key
                 )
