@@ -37,6 +37,7 @@ from gateway.adk.declarations import declaration_from_adk
 from gateway.client.mcp_tool import restore_actions
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext
 from gateway.tools.confirmation import confirmation_gate
+from gateway.tools.function_tool import unexpected_arguments_error
 from gateway.tools.tool_updates import drain_async_generator, drain_generator
 
 __all__ = ["AdkTool", "AdkToolset"]
@@ -161,6 +162,27 @@ class AdkTool(BaseTool):
         declaration = self.adk_tool._get_declaration()  # pyright: ignore[reportPrivateUsage] - ADK's declaration API
         return None if declaration is None else declaration_from_adk(declaration, name=self.adk_tool.name)
 
+    def _unexpected_arguments(self, args: dict[str, Any]) -> dict[str, str] | None:
+        """Arguments a google-adk `FunctionTool`'s function does not take, refused as our `FunctionTool` refuses them.
+
+        google-adk drops them unseen, so a misspelt optional argument would silently take its default.
+        """
+        if not isinstance(self.adk_tool, AdkFunctionTool):
+            return None
+        try:
+            parameters = inspect.signature(self.adk_tool.func).parameters
+        except (TypeError, ValueError):
+            return None
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return None
+        unexpected = {name: value for name, value in args.items() if name not in parameters}
+        if not unexpected:
+            return None
+        declaration = self._get_declaration()
+        schema = declaration.parameters_json_schema if declaration is not None else None
+        known = cast("dict[str, Any]", (schema or {}).get("properties") or {})
+        return unexpected_arguments_error(self.name, unexpected, known)
+
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> Any:  # pyright: ignore[reportIncompatibleMethodOverride]
         """Run the ADK tool with a real google-adk `ToolContext` over `tool_context`'s session and state."""
         context = ToolContext() if tool_context is None else tool_context
@@ -171,6 +193,9 @@ class AdkTool(BaseTool):
         # (ADK's live flow streams its yields to the model). Served, each yield is MCP progress, and the last
         # yield (a sync generator's return value) is the result: DESIGN's LongRunningFunctionTool mapping.
         streaming = isinstance(self.adk_tool, AdkFunctionTool)
+        refusal = self._unexpected_arguments(args)
+        if refusal is not None:
+            return refusal
         adk_context = adk_tool_context(context, self._sessions, streaming=streaming)
         response = await _confirmation_gate(self.adk_tool, args, adk_context)
         if response is None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from gateway.errors import GatewayError
+from gateway.tools.function_tool import no_such_argument
 
 __all__ = ["call_arguments", "convert_value"]
 
@@ -137,8 +138,7 @@ def call_arguments(pairs: Sequence[str], args_json: str | None, input_schema: Ma
         if not sep or not name:
             raise GatewayError(f"{pair!r} is not an argument: write KEY=VALUE (or pass --args JSON).")
         if name not in properties and (closed or properties):
-            known = ", ".join(properties) or "none"
-            raise GatewayError(f"The tool takes no argument {name!r}. Its arguments: {known}.")
+            raise GatewayError(f"Parameter {name!r}: {no_such_argument(properties)}.")
         arguments[name] = convert_value(name, text, _resolved(properties.get(name), input_schema))
     return arguments
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Literal, cast
 
 import anyio
@@ -46,6 +46,17 @@ def missing_arguments_error(tool_name: str, missing: list[str]) -> dict[str, str
         f"present:\n{names}\nYou could retry calling this tool, but it is IMPORTANT for you to provide all "
         "the mandatory parameters."
     }
+
+
+def no_such_argument(known: Iterable[str]) -> str:
+    """What is said of an argument a tool does not take, by every tool and by `call` (after `Parameter 'x': `)."""
+    return f"the tool takes no such argument (its arguments: {', '.join(known) or 'none'})"
+
+
+def unexpected_arguments_error(tool_name: str, unexpected: Mapping[str, Any], known: Iterable[str]) -> dict[str, str]:
+    """ADK's validation error dict for arguments the tool does not take, each named with the value given."""
+    reason = no_such_argument(known)
+    return {"error": _validation_message(tool_name, [((name,), reason, value) for name, value in unexpected.items()])}
 
 
 def _is_context_hint(hint: Any) -> bool:
@@ -252,6 +263,10 @@ class FunctionTool(BaseTool):
         except pydantic.ValidationError as exc:
             seen = {loc for loc, _, _ in problems}
             problems += [problem for problem in _pydantic_problems(exc) if problem[0] not in seen]
+        if extra and not self._takes_kwargs:
+            # ADK's FunctionTool drops them unseen; a misspelt optional argument would silently take its default.
+            reason = no_such_argument(self._parameters.field_to_parameter.values())
+            problems += [((name,), reason, value) for name, value in extra.items() if name != self._context_param]
         if problems:
             problems.sort(key=lambda problem: self._order.get(str(problem[0][0]) if problem[0] else "", 0))
             return {"error": _validation_message(self.name, problems)}

@@ -169,7 +169,7 @@ def test_a_key_value_the_schema_cannot_take_is_a_usage_error_naming_it() -> None
     assert "value='hot': expected number" in done.stderr
     unknown = _run("call", "--tools", "examples/functions.py", "convert_temperature", "valu=1")
     assert unknown.returncode == 2
-    assert "no argument 'valu'" in unknown.stderr
+    assert "Parameter 'valu': the tool takes no such argument (its arguments: value, to)" in unknown.stderr
     assert "Traceback" not in done.stderr + unknown.stderr
 
 

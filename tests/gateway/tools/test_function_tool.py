@@ -499,15 +499,16 @@ async def test_every_missing_argument_is_listed_on_its_own_line() -> None:
 
 
 @pytest.mark.anyio
-async def test_unknown_arguments_are_dropped() -> None:
+async def test_unknown_arguments_are_refused_naming_them() -> None:
     calls = Calls()
 
     def known(a: int) -> None:
         calls.record(a=a)
 
-    await FunctionTool(known).run_async(args={"a": 1, "zzz": 2}, tool_context=ToolContext())
+    response = await FunctionTool(known).run_async(args={"a": 1, "zzz": 2}, tool_context=ToolContext())
 
-    assert calls.args == [{"a": 1}]
+    assert calls.args == []
+    assert "Parameter 'zzz': the tool takes no such argument (its arguments: a) (got 2)" in response["error"]
 
 
 @pytest.mark.anyio
