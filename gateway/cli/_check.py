@@ -28,7 +28,8 @@ async def check(config_path: str, state: str | None = None) -> int:
     }
     items = gateway_tools(config.model_copy(update={"mcp_servers": patient}))
     enabled = config.enabled_servers()
-    print(f"config {config_path}: valid ({len(enabled)} upstreams, {len(config.tools)} tool refs)")
+    counts = f"{_count(len(enabled), 'upstream')}, {_count(len(config.tools), 'tool ref')}"
+    print(f"config {config_path}: valid ({counts})")
     if config.ignored_keys:
         print(f"  note  ignored top-level keys (not the gateway's): {', '.join(config.ignored_keys)}")
     failures = 0
@@ -42,7 +43,8 @@ async def check(config_path: str, state: str | None = None) -> int:
                 await item.list_mcp_tools()
                 tools = await item.get_tools_with_prefix()
                 session = await item.session()
-                print(f"  ok    {item.key}: {len(tools)} tools, protocol {session.client.protocol_version}")
+                protocol = session.client.protocol_version
+                print(f"  ok    {item.key}: {_count(len(tools), 'tool')}, protocol {protocol}")
                 published.extend((tool.name, item.source_name) for tool in tools)
                 failures += await check_pins(config, item, state)
         except GatewayError as exc:
@@ -62,6 +64,10 @@ async def check(config_path: str, state: str | None = None) -> int:
     failures += _report_name_conflicts(published)
     failures += await check_access(config, published)
     return 1 if failures else 0
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def _report_name_conflicts(published: list[tuple[str, str]]) -> int:

@@ -97,7 +97,13 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
     _add_sources(serve)
-    serve.add_argument("--transport", choices=["stdio", "sse", "http"], default="stdio")
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "sse", "http"],
+        default="stdio",
+        help="stdio (default: one client, e.g. Claude Desktop, starts the gateway); http or sse: serve streamable "
+        "HTTP at /mcp and SSE at /sse on --host/--port (either name serves both)",
+    )
     serve.add_argument("--host", help=f"interface to bind (default: ${HOST_ENV}, else 127.0.0.1)")
     serve.add_argument("--port", type=int, help=f"TCP port, 0 for any free one (default: ${PORT_ENV}, else 8000)")
     serve.add_argument("--name", help="server name shown to clients (default: the config's, or adk-mcp-gateway)")

@@ -115,3 +115,29 @@ def test_a_missing_metrics_extra_is_reported_before_any_upstream_starts(tmp_path
     assert "adk-mcp-gateway[metrics]" in done.stderr
     assert "Traceback" not in done.stderr
     assert not started.exists()
+
+
+def test_check_counts_one_upstream_and_one_tool_in_the_singular(tmp_path: Path) -> None:
+    server = "from mcp.server.mcpserver import MCPServer\n\napp = MCPServer('one')\n\n\n@app.tool()\n"
+    server += "def ping() -> str:\n    return 'pong'\n\n\napp.run()\n"
+    (tmp_path / "one_tool_server.py").write_text(server)
+    config = {"mcpServers": {"one": {"command": sys.executable, "args": ["one_tool_server.py"]}}, "tools": ["t.py"]}
+    (tmp_path / "t.py").write_text('def hello() -> str:\n    """Greet."""\n    return "hi"\n')
+    (tmp_path / "gateway.json").write_text(json.dumps(config))
+    done = _gateway("check", "gateway.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "config gateway.json: valid (1 upstream, 1 tool ref)"
+    assert lines[1].startswith("  ok    one: 1 tool, protocol ")
+
+
+def test_every_serve_option_says_what_it_does() -> None:
+    done = subprocess.run([GATEWAY, "serve", "--help"], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0
+    lines = done.stdout.splitlines()
+    start = next(index for index, line in enumerate(lines) if line.lstrip().startswith("--transport "))
+    said = lines[start].split("}", 1)[1] + " ".join(
+        itertools.takewhile(lambda line: line.startswith(" " * 10), lines[start + 1 :])
+    )
+    assert "stdio" in said
+    assert "/mcp" in said

@@ -73,7 +73,8 @@ class RepeatFilter(logging.Filter):
             if len(self._seen) > _MAX_TRACKED:
                 self._seen.popitem(last=False)
         if dropped:
-            note = f"{dropped} identical messages suppressed in the last {now - passed_at:.0f} s"
+            messages = "message" if dropped == 1 else "messages"
+            note = f"{dropped} identical {messages} suppressed in the last {now - passed_at:.0f} s"
             record.msg, record.args = f"{record.getMessage()} [{note}]", None
         return True
 

@@ -47,7 +47,7 @@ async def test_check_reports_each_upstream_and_exits_1_when_one_fails(tmp_path: 
 
     assert failing.returncode == 1, failing.stderr
     lines = failing.stdout.splitlines()
-    assert lines[0] == f"config {config}: valid (2 upstreams, 1 tool refs)"
+    assert lines[0] == f"config {config}: valid (2 upstreams, 1 tool ref)"
     assert lines[1].startswith("  ok    notes: 11 tools, protocol ")
     assert lines[2].startswith(f"  FAIL  broken: Cannot connect to upstream {tmp_path / 'no-such-server'}")
     assert lines[3] == "  ok    local tools: 1"
@@ -231,4 +231,4 @@ async def test_check_waits_for_a_slow_upstream_up_to_its_connect_timeout_not_its
     config = write_config(tmp_path, {"slow": slow})
     done = await cli("check", str(config))
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "  ok    slow: 1 tools" in done.stdout
+    assert "  ok    slow: 1 tool, protocol" in done.stdout

@@ -86,3 +86,18 @@ def test_repeated_info_lines_all_pass_and_only_repeated_warnings_are_collapsed(f
         "tools/call divide upstream=- 0.4 ms ok",
         "tools/call divide upstream=- 0.4 ms ok",
     ]
+
+
+def test_one_dropped_line_is_counted_in_the_singular(flood: logging.Logger) -> None:
+    clock = Clock()
+    kept = Kept()
+    flood.addHandler(kept)
+    try:
+        with filtering_repeats(RepeatFilter(10.0, clock=clock), [], [kept]):
+            flood.error("disk full")
+            flood.error("disk full")
+            clock.now += 10.0
+            flood.error("disk full")
+    finally:
+        flood.removeHandler(kept)
+    assert kept.lines[-1] == "disk full [1 identical message suppressed in the last 10 s]"
