@@ -16,7 +16,7 @@ import anyio.abc
 import httpx2
 import pytest
 from fixture_tools import TOOLS
-from mcp import MCPError, types
+from mcp import Client, MCPError, types
 from server_harness import (
     DEADLINE,
     INITIALIZE,
@@ -63,6 +63,22 @@ async def _signal(process: anyio.abc.Process, sent: signal.Signals, times: int) 
     for _ in range(times - 1):
         process.send_signal(sent)
     return log
+
+
+async def _start_slow_call(
+    tg: anyio.abc.TaskGroup, client: Client, tool: str, seconds: float, outcomes: list[types.CallToolResult | MCPError]
+) -> None:
+    """Start a `slow_job` call in `tg`, its result (or `MCPError`) appended to `outcomes`; returns once it runs."""
+    started = StartedSignal()
+
+    async def call() -> None:
+        try:
+            outcomes.append(await client.call_tool(tool, {"seconds": seconds}, progress_callback=started))
+        except MCPError as exc:
+            outcomes.append(exc)
+
+    tg.start_soon(call)
+    await started.event.wait()
 
 
 async def _logged_stopping(process: anyio.abc.Process) -> str:
@@ -133,14 +149,6 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
     outcomes: list[types.CallToolResult | MCPError] = []
     async with child_process(command, stdout=subprocess.DEVNULL) as process:
         await wait_until_healthy(base_url)
-        started = StartedSignal()
-
-        async def slow_call() -> None:
-            try:
-                outcomes.append(await client.call_tool("slow_job", {"seconds": seconds}, progress_callback=started))
-            except MCPError as exc:
-                outcomes.append(exc)
-
         async with connect(transport, era, base_url) as client:
             # A hang detector, not a timing assertion: the grace periods here are far shorter.
             with anyio.fail_after(DEADLINE):
@@ -149,8 +157,7 @@ async def test_a_signal_answers_the_call_in_flight_says_what_it_waits_for_and_ex
                 # exits once the call is answered is not raced by that listing.
                 await client.list_tools()
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(slow_call)
-                    await started.event.wait()
+                    await _start_slow_call(tg, client, "slow_job", seconds, outcomes)
                     early_log = await _signal(process, sent, times)
                 returncode = await process.wait()
         log = early_log + await rest_of(process.stderr)
@@ -193,19 +200,11 @@ async def test_a_stopping_server_refuses_new_calls_at_once_and_finishes_the_one_
         _http_serve(port, state_file, "--shutdown-grace", "600"), stdout=subprocess.DEVNULL
     ) as process:
         await wait_until_healthy(base_url)
-        started = StartedSignal()
-
-        async def slow_call() -> None:
-            outcomes.append(
-                await client.call_tool("slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started)
-            )
-
         async with connect("http", era, base_url) as client:
             with anyio.fail_after(DEADLINE):
                 await client.list_tools()
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(slow_call)
-                    await started.event.wait()
+                    await _start_slow_call(tg, client, "slow_job", IN_FLIGHT_SECONDS, outcomes)
                     process.send_signal(signal.SIGINT)
                     early_log = await _logged_stopping(process)
                     with pytest.raises(MCPError) as refused:
@@ -244,20 +243,11 @@ async def test_a_signal_answers_a_relayed_upstream_call_that_outlasts_the_grace_
     """The gateway relays a handshake-era call of an upstream tool itself (its fast lane): cancelled, it is answered."""
     outcomes: list[types.CallToolResult | MCPError] = []
     async with _relaying_gateway(tmp_path, grace="1") as (process, base_url):
-        started = StartedSignal()
-
-        async def slow_call() -> None:
-            try:
-                outcomes.append(await client.call_tool("up_slow_job", {"seconds": 600}, progress_callback=started))
-            except MCPError as exc:
-                outcomes.append(exc)
-
         async with connect("http", "legacy", base_url) as client:
             with anyio.fail_after(DEADLINE):
                 await client.list_tools()
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(slow_call)
-                    await started.event.wait()
+                    await _start_slow_call(tg, client, "up_slow_job", 600, outcomes)
                     process.send_signal(signal.SIGINT)
                 returncode = await process.wait()
         log = await rest_of(process.stderr)
@@ -273,23 +263,15 @@ async def test_a_stopping_gateway_refuses_new_relayed_upstream_calls_and_finishe
     tmp_path: Path,
 ) -> None:
     """The gateway relays a handshake-era call of an upstream tool itself (its fast lane): refused there too."""
-    outcomes: list[types.CallToolResult] = []
+    outcomes: list[types.CallToolResult | MCPError] = []
     async with _relaying_gateway(tmp_path, grace="600") as (process, base_url):
-        started = StartedSignal()
-
-        async def slow_call() -> None:
-            outcomes.append(
-                await client.call_tool("up_slow_job", {"seconds": IN_FLIGHT_SECONDS}, progress_callback=started)
-            )
-
         async with connect("http", "legacy", base_url) as client:
             with anyio.fail_after(DEADLINE):
                 await client.list_tools()
                 # Once before the stop: later calls of this session take the fast lane.
                 assert not (await client.call_tool("up_add", {"a": 1, "b": 2})).is_error
                 async with anyio.create_task_group() as tg:
-                    tg.start_soon(slow_call)
-                    await started.event.wait()
+                    await _start_slow_call(tg, client, "up_slow_job", IN_FLIGHT_SECONDS, outcomes)
                     process.send_signal(signal.SIGINT)
                     early_log = await _logged_stopping(process)
                     with pytest.raises(MCPError) as refused:
