@@ -61,6 +61,8 @@ class FileWatcher:
         self._on_change = on_change
         self._interval = interval
         self._settle = settle
+        self.changed: list[Path] = []
+        """The files whose change `on_change` is being told of (for its log line)."""
 
     async def _look(self) -> tuple[tuple[Path, _Stamp], ...]:
         paths = list(self._paths())
@@ -84,5 +86,7 @@ class FileWatcher:
                 now = again
             # What was read is what was reported: a change made while `on_change` ran is seen on the next look
             # (a reload that names other files makes one more look differ: a reload that finds nothing to do).
+            before = dict(seen)
+            self.changed = [path for path, stamp in now if path not in before or before[path] != stamp]
             seen = now
             await self._on_change()

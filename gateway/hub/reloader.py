@@ -154,6 +154,9 @@ class ConfigReloader:
         self._sighup = sighup
         self._watch = watch
         self._settle = settle
+        self._watcher: FileWatcher | None = None
+        self._replaced: set[int] = set()
+        """The ids of toolsets closing because their config entry changed (not because it left the config)."""
         self._lock = anyio.Lock()
         self._requested = anyio.Event()
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -179,8 +182,8 @@ class ConfigReloader:
             if self._sighup and hasattr(signal, "SIGHUP"):
                 await task_group.start(self._listen_for_sighup)
             if self._watch:
-                watcher = FileWatcher(self._watched_paths, self._on_file_change, settle=self._settle)
-                task_group.start_soon(watcher.run)
+                self._watcher = FileWatcher(self._watched_paths, self._on_file_change, settle=self._settle)
+                task_group.start_soon(self._watcher.run)
             self._task_group = task_group
             self._stack = stack.pop_all()
         return self
@@ -210,7 +213,12 @@ class ConfigReloader:
         return [self.config.path, *_tool_files(self.config)]
 
     async def _on_file_change(self) -> None:
-        logger.info("%s changed: reloading", self.config.path)
+        changed = self._watcher.changed if self._watcher is not None else []
+        named = ", ".join(str(path) for path in changed) or str(self.config.path)
+        if changed == [self.config.path]:
+            logger.info("%s changed: reloading", named)
+        else:
+            logger.info("%s changed: reloading %s", named, self.config.path)
         self.request()
 
     async def _serve_requests(self) -> None:
@@ -280,8 +288,10 @@ class ConfigReloader:
             before = list(self._upstreams.values())
             self.hub.replace_upstreams(list(upstreams.values()))
             try:
+                self._replaced.update(id(self._upstreams[key]) for key in changed if key in self._upstreams)
                 await server.replace_tools([*upstreams.values(), *local, *self._extra], retire=self._retire)
             except Exception as exc:
+                self._replaced.difference_update(id(toolset) for toolset in before)
                 self.hub.replace_upstreams(before)
                 for key in (*added, *changed):
                     self.hub.unwire(upstreams[key])
@@ -310,7 +320,9 @@ class ConfigReloader:
                     toolset.in_flight,
                 )
             self.hub.unwire(toolset)
-        logger.info("Closing %s: it left the config.", getattr(toolset, "source_name", type(toolset).__name__))
+        reason = "its config entry changed" if id(toolset) in self._replaced else "it left the config"
+        self._replaced.discard(id(toolset))
+        logger.info("Closing %s: %s.", getattr(toolset, "source_name", type(toolset).__name__), reason)
 
 
 def reloading_gateway_server(
