@@ -89,15 +89,15 @@ class RedisArtifactService(StoredArtifactService):
         self._get_script = self._client.register_script(_GET)
         self._closed = False
 
-    def _owner_key(self, owner: Owner) -> str:
+    def _owner_key(self, kind: str, owner: Owner) -> str:
         base = "{" + f"{_part(self._prefix)}:{_part(owner.app_name)}" + "}"
-        return f"{base}:%s:{_part(owner.user_id)}:{_part(owner.session_id)}"
+        return f"{base}:{kind}:{_part(owner.user_id)}:{_part(owner.session_id)}"
 
     def _file(self, owner: Owner, filename: str) -> str:
-        return (self._owner_key(owner) % "artifact") + f":{_part(filename)}"
+        return f"{self._owner_key('artifact', owner)}:{_part(filename)}"
 
     def _names_key(self, owner: Owner) -> str:
-        return self._owner_key(owner) % "artifacts"
+        return self._owner_key("artifacts", owner)
 
     def _sessions_key(self, app_name: str) -> str:
         return "{" + f"{_part(self._prefix)}:{_part(app_name)}" + "}:artifact-sessions"

@@ -221,3 +221,12 @@ async def test_a_servers_retention_sweep_reaches_its_artifacts(tmp_path: Path) -
 
     assert await service.list_artifact_keys(app_name=server.name, user_id="ada", session_id="meta:k") == []
     await server.aclose()
+
+
+async def test_names_with_percent_signs_and_colons_are_kept_apart(store: StoredArtifactService) -> None:
+    await save(store, "50%.txt", "half", user="ann:1", session="meta:k%3A")
+    await save(store, "50%.txt", "other", user="ann", session="1:meta:k%3A")
+
+    assert await load(store, "50%.txt", user="ann:1", session="meta:k%3A") == "half"
+    assert await load(store, "50%.txt", user="ann", session="1:meta:k%3A") == "other"
+    assert await store.list_artifact_keys(app_name=APP, user_id="ann:1", session_id="meta:k%3A") == ["50%.txt"]

@@ -35,16 +35,19 @@ BOB = "bob-token-0123456789ab"
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "http")
 
 
-def _serve_args(state: Path, *extra: str) -> list[str]:
+def _serve_args(state: Path | str, *extra: str) -> list[str]:
     return ["-m", "gateway.cli", "serve", "--tools", ARTIFACT_TOOLS, "--state", str(state), *extra]
 
 
 @asynccontextmanager
-async def http_serve(state: Path, *extra: str) -> AsyncIterator[str]:
+async def http_serve(state: Path | str, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[str]:
     """`adk-mcp-gateway serve --transport http` as a child process; yields its base URL."""
     port = free_port()
     command = [sys.executable, *_serve_args(state, "--transport", "http", "--port", str(port), *extra)]
-    process = await anyio.open_process(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    environment = {**os.environ, **(env or {})}
+    process = await anyio.open_process(
+        command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     async with process:
         try:
             await wait_until_healthy(f"http://127.0.0.1:{port}")
@@ -269,3 +272,19 @@ async def test_behind_a_gateway_with_upstreams_a_modern_listen_stream_hears_of_a
                 await session.call("save_report", {"text": "news"})
                 event = await subscription.__anext__()
     assert type(event).__name__ == "ResourcesListChanged"
+
+
+async def test_replicas_on_one_redis_serve_one_sessions_artifacts(redis_url: str) -> None:
+    app = ("--name", f"replicas-{uuid.uuid4().hex[:8]}")
+    shared = {"ADK_MCP_GATEWAY_SEALING_KEY": "replicas-share-this-sealing-key-for-tests-0123"}
+    async with http_serve(redis_url, *app, env=shared) as first, http_serve(redis_url, *app, env=shared) as second:
+        async with connect("http", "modern", first) as client:
+            await Session(client, "modern", "one-session").call("save_report", {"text": "from the first replica"})
+        async with connect("http", "modern", second) as client:
+            session = Session(client, "modern", "one-session")
+            listed = [resource.uri for resource in await session.resources()]
+            report = await session.read("artifact://report.md")
+
+    assert listed == ["artifact://report.md"]
+    assert isinstance(report, types.TextResourceContents)
+    assert report.text == "from the first replica"
