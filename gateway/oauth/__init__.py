@@ -8,7 +8,16 @@ reaching the client.
 """
 
 from gateway.oauth.client_authentication import ClientAuthMethod, authenticate_client
-from gateway.oauth.discovery import ConfiguredEndpoint, discover_token_endpoint, discovery_urls
+from gateway.oauth.discovery import (
+    ConfiguredEndpoint,
+    MetadataError,
+    MetadataProblem,
+    discover_token_endpoint,
+    discovery_urls,
+    fetch_json,
+    issuer_metadata,
+    provider_configuration,
+)
 from gateway.oauth.pkce import challenge_parameters, new_code_verifier, pkce_challenge
 from gateway.oauth.redirect_listener import redirect_listener
 from gateway.oauth.token_endpoint import (
@@ -25,13 +34,18 @@ __all__ = [
     "ClientAuthMethod",
     "ConfiguredEndpoint",
     "IssuedToken",
+    "MetadataError",
+    "MetadataProblem",
     "TokenEndpoint",
     "TokenError",
     "authenticate_client",
     "challenge_parameters",
     "discover_token_endpoint",
     "discovery_urls",
+    "fetch_json",
+    "issuer_metadata",
     "new_code_verifier",
     "pkce_challenge",
+    "provider_configuration",
     "redirect_listener",
 ]

@@ -1,25 +1,53 @@
-"""Where an issuer publishes its metadata (RFC 8414 §3.1, OpenID Connect Discovery §4), and its token endpoint.
+"""Where an issuer publishes its metadata (RFC 8414 §3.1, OpenID Connect Discovery §4), reading it, and the token
+endpoint it names.
 
+`issuer_metadata` walks an issuer's discovery URLs and checks the document names that issuer (RFC 8414 §3.3): the
+server's trusted authorization server and a client's token endpoint by issuer both read it there.
+`provider_configuration` reads one OpenID Connect discovery document named by its URL (a served tool's sign-in).
 `ConfiguredEndpoint` is a client's token endpoint as a config names it: by URL, or by issuer (discovered on first
 use and kept).
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final, Literal, cast
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+import httpx2
 
 from gateway._http_clients import REQUEST_FAILED, http_client
 from gateway.errors import ConfigError, CredentialError
 from gateway.oauth.client_authentication import ClientAuthMethod
 from gateway.oauth.token_endpoint import TokenEndpoint
 
-__all__ = ["ConfiguredEndpoint", "discover_token_endpoint", "discovery_urls"]
+__all__ = [
+    "ConfiguredEndpoint",
+    "MetadataError",
+    "MetadataProblem",
+    "discover_token_endpoint",
+    "discovery_urls",
+    "fetch_json",
+    "issuer_metadata",
+    "provider_configuration",
+]
 
 _TIMEOUT: Final = 30.0
 _OK: Final = 200
+
+MetadataProblem = Literal["unreachable", "other issuer", "absent"]
+
+
+class MetadataError(Exception):
+    """An issuer's or a provider's metadata cannot be read; the message names the URL, `problem` says which way.
+
+    `problem` is "unreachable" (the request failed), "other issuer" (the document names another issuer) or
+    "absent" (no usable document there). Each caller turns it into its own error (`CredentialError`,
+    `AuthorizationServerError`, ...) with what to do, which depends on where the URL came from.
+    """
+
+    def __init__(self, message: str, problem: MetadataProblem) -> None:
+        super().__init__(message)
+        self.problem: MetadataProblem = problem
 
 
 def discovery_urls(issuer: str) -> list[str]:
@@ -36,11 +64,67 @@ def discovery_urls(issuer: str) -> list[str]:
     return urls
 
 
-class _ServerMetadata(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+async def fetch_json(http: httpx2.AsyncClient, url: str) -> tuple[int, dict[str, Any] | None]:
+    """GET `url` asking for JSON: the status, and the body when it is 200 and a JSON object (else None).
 
-    issuer: str
-    token_endpoint: str
+    Raises:
+        MetadataError: the request failed ("unreachable").
+    """
+    try:
+        response = await http.get(url, headers={"Accept": "application/json"})
+    except REQUEST_FAILED as exc:
+        raise MetadataError(f"{url} cannot be reached ({type(exc).__name__}: {exc}).", "unreachable") from exc
+    if response.status_code != _OK:
+        return response.status_code, None
+    try:
+        document = response.json()
+    except ValueError:
+        return response.status_code, None
+    return response.status_code, cast("dict[str, Any]", document) if isinstance(document, dict) else None
+
+
+async def issuer_metadata(http: httpx2.AsyncClient, issuer: str, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The metadata `issuer` publishes at the first of its discovery URLs that has it, naming that issuer.
+
+    A document without a string `issuer` or one of the `required` fields is passed over for the next URL.
+
+    Raises:
+        MetadataError: a URL cannot be reached, the document names another issuer, or no URL has one.
+    """
+    base = issuer.rstrip("/")
+    tried: list[str] = []
+    for url in discovery_urls(base):
+        status, document = await fetch_json(http, url)
+        if document is None or not all(isinstance(document.get(name), str) for name in ("issuer", *required)):
+            tried.append(f"{url} → {status}")
+            continue
+        if document["issuer"].rstrip("/") != base:
+            raise MetadataError(
+                f"The metadata at {url} names the issuer {document['issuer']!r}, not {issuer!r} (RFC 8414 §3.3).",
+                "other issuer",
+            )
+        return document
+    raise MetadataError(f"The authorization server {issuer} publishes no metadata ({'; '.join(tried)}).", "absent")
+
+
+async def provider_configuration(url: str) -> dict[str, Any]:
+    """The OpenID Connect discovery document at `url` (a provider named by its discovery URL, not its issuer).
+
+    Raises:
+        MetadataError: the URL cannot be reached, or answers no JSON document ("absent"; the message has the status).
+    """
+    async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
+        status, document = await fetch_json(http, url)
+    if document is None:
+        raise MetadataError(f"{url} answered {status}, not the discovery document.", "absent")
+    return document
+
+
+_TOKEN_ENDPOINT_HINTS: Final[dict[MetadataProblem, str]] = {
+    "unreachable": "Check the issuer URL and that the server is running.",
+    "other issuer": "Set 'issuer' to the authorization server's exact issuer URL.",
+    "absent": "Set 'tokenUrl' instead of 'issuer'.",
+}
 
 
 async def discover_token_endpoint(issuer: str) -> str:
@@ -49,33 +133,12 @@ async def discover_token_endpoint(issuer: str) -> str:
     Raises:
         CredentialError: neither document is there, or it names another issuer.
     """
-    base = issuer.rstrip("/")
-    candidates = discovery_urls(base)
     async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
-        for url in candidates:
-            try:
-                response = await http.get(url, headers={"Accept": "application/json"})
-            except REQUEST_FAILED as exc:
-                raise CredentialError(
-                    f"The authorization server {issuer} cannot be reached ({type(exc).__name__}: {exc}). "
-                    "Check the issuer URL and that the server is running."
-                ) from exc
-            if response.status_code != _OK:
-                continue
-            try:
-                metadata = _ServerMetadata.model_validate_json(response.content)
-            except ValidationError:
-                continue
-            if metadata.issuer.rstrip("/") != base:
-                raise CredentialError(
-                    f"The metadata at {url} names the issuer {metadata.issuer!r}, not {issuer!r}; "
-                    "set 'issuer' to the authorization server's exact issuer URL."
-                )
-            return metadata.token_endpoint
-    raise CredentialError(
-        f"The authorization server {issuer} publishes no metadata (tried {', '.join(candidates)}); "
-        "set 'tokenUrl' instead of 'issuer'."
-    )
+        try:
+            metadata = await issuer_metadata(http, issuer, required=("token_endpoint",))
+        except MetadataError as exc:
+            raise CredentialError(f"{exc} {_TOKEN_ENDPOINT_HINTS[exc.problem]}") from exc
+    return metadata["token_endpoint"]
 
 
 class ConfiguredEndpoint:

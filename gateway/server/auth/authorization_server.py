@@ -1,7 +1,7 @@
 """The OAuth authorization server the gateway trusts, as the gateway asks it: metadata, JWKS, introspection.
 
 Requests go through the shared `httpx2` builder (`gateway._http_clients`). Metadata is discovered from the issuer
-(`gateway.oauth.discovery_urls`: RFC 8414 path-aware, then OpenID Connect discovery) and must name that issuer.
+(`gateway.oauth.issuer_metadata`: RFC 8414 path-aware, then OpenID Connect discovery) and must name that issuer.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import httpx2
 
 from gateway._http_clients import REQUEST_FAILED, http_client
 from gateway.errors import AuthorizationServerError
-from gateway.oauth import discovery_urls
+from gateway.oauth import MetadataError, MetadataProblem, fetch_json, issuer_metadata
 from gateway.server.auth.oauth_settings import OAuthSettings
 
 __all__ = ["AuthorizationServer"]
@@ -24,8 +24,11 @@ logger = logging.getLogger(__name__)
 _TIMEOUT: Final = 10.0
 
 
-def _same_issuer(found: object, expected: str) -> bool:
-    return isinstance(found, str) and found.rstrip("/") == expected.rstrip("/")
+_METADATA_HINTS: Final[dict[MetadataProblem, str]] = {
+    "unreachable": "Check auth.issuer and that the authorization server is running.",
+    "other issuer": "Check auth.issuer: it must be exactly the `iss` of the tokens.",
+    "absent": "Check auth.issuer, or give auth.jwksUri (and auth.introspection.endpoint) directly.",
+}
 
 
 class AuthorizationServer:
@@ -48,12 +51,11 @@ class AuthorizationServer:
             await self._http.aclose()
             self._http = None
 
-    async def _get_json(self, url: str) -> tuple[int, Any]:
+    async def _get_json(self, url: str) -> tuple[int, dict[str, Any] | None]:
         try:
-            response = await self._client().get(url, headers={"Accept": "application/json"})
-            return response.status_code, response.json() if response.status_code == 200 else None
-        except (*REQUEST_FAILED, ValueError) as exc:
-            raise AuthorizationServerError(f"Cannot read {url} ({type(exc).__name__}: {exc}).") from exc
+            return await fetch_json(self._client(), url)
+        except MetadataError as exc:
+            raise AuthorizationServerError(f"Cannot read {exc}") from exc
 
     async def metadata(self) -> dict[str, Any]:
         """The issuer's metadata (fetched once, then kept).
@@ -62,27 +64,12 @@ class AuthorizationServer:
             AuthorizationServerError: no discovery URL answers with metadata naming the issuer.
         """
         async with self._lock:
-            if self._metadata is not None:
-                return self._metadata
-            issuer = self._settings.issuer
-            tried: list[str] = []
-            for url in discovery_urls(issuer):
-                status, document = await self._get_json(url)
-                if status != 200 or not isinstance(document, dict):
-                    tried.append(f"{url} → {status}")
-                    continue
-                metadata = cast("dict[str, Any]", document)
-                if not _same_issuer(metadata.get("issuer"), issuer):
-                    raise AuthorizationServerError(
-                        f"The metadata at {url} names issuer {metadata.get('issuer')!r}, not {issuer!r} "
-                        "(RFC 8414 §3.3). Check auth.issuer: it must be exactly the `iss` of the tokens."
-                    )
-                self._metadata = metadata
-                return metadata
-            raise AuthorizationServerError(
-                f"No authorization server metadata for issuer {issuer!r} ({'; '.join(tried)}). Check auth.issuer, "
-                "or give auth.jwksUri (and auth.introspection.endpoint) directly."
-            )
+            if self._metadata is None:
+                try:
+                    self._metadata = await issuer_metadata(self._client(), self._settings.issuer)
+                except MetadataError as exc:
+                    raise AuthorizationServerError(f"{exc} {_METADATA_HINTS[exc.problem]}") from exc
+            return self._metadata
 
     async def jwks_uri(self) -> str:
         """The configured JWKS URI, else the metadata's `jwks_uri`."""
@@ -103,7 +90,7 @@ class AuthorizationServer:
         """
         uri = await self.jwks_uri()
         status, document = await self._get_json(uri)
-        jwks = cast("dict[str, Any]", document) if isinstance(document, dict) else {}
+        jwks = document or {}
         if status != 200 or not isinstance(jwks.get("keys"), list):
             raise AuthorizationServerError(f"The JWKS at {uri} answered {status} without a `keys` list.")
         return jwks

@@ -1,40 +1,30 @@
 """OpenID Connect by discovery URL: the endpoints a sign-in needs, read from the provider's discovery document.
 
 A tool may name its provider by the discovery URL alone (`OpenIdConnect(openIdConnectUrl=...)`, the OpenAPI scheme
-google-adk also accepts). Before signing the user in (or refreshing a token), the server fetches that document
-(OpenID Connect Discovery 1.0 §4) and uses the scheme with the endpoints it names (`OpenIdConnectWithConfig`); the
-credential key stays the one the tool's config has.
+google-adk also accepts). Before signing the user in (or refreshing a token), the server reads that document
+(`gateway.oauth.provider_configuration`, OpenID Connect Discovery 1.0 §4) and uses the scheme with the endpoints it
+names (`OpenIdConnectWithConfig`); the credential key stays the one the tool's config has.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
-from gateway._http_clients import REQUEST_FAILED, http_client
+from gateway.oauth import MetadataError, provider_configuration
 from gateway.tools import AuthConfig, OpenIdConnect, OpenIdConnectWithConfig
 
 __all__ = ["DiscoveryError", "with_discovered_endpoints"]
 
-_TIMEOUT: Final = 30.0
-_OK: Final = 200
 _DEFAULT_SCOPES: Final = ("openid",)
+_NOT_ENDPOINTS: Final = frozenset({"type_", "description", "scopes"})
+_ENDPOINTS: Final = tuple(name for name in OpenIdConnectWithConfig.model_fields if name not in _NOT_ENDPOINTS)
+"""The fields of `OpenIdConnectWithConfig` a discovery document fills (its endpoints and what they support)."""
 
 
 class DiscoveryError(Exception):
     """The discovery document cannot be read, or names no authorization and token endpoints."""
-
-
-class _Discovered(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    authorization_endpoint: str
-    token_endpoint: str
-    userinfo_endpoint: str | None = None
-    revocation_endpoint: str | None = None
-    token_endpoint_auth_methods_supported: list[str] | None = None
-    grant_types_supported: list[str] | None = None
 
 
 async def with_discovered_endpoints(config: AuthConfig) -> AuthConfig:
@@ -48,23 +38,16 @@ async def with_discovered_endpoints(config: AuthConfig) -> AuthConfig:
     if not isinstance(scheme, OpenIdConnect):
         return config
     url = scheme.openIdConnectUrl
-    async with http_client(headers=None, connect_timeout=_TIMEOUT, read_timeout=_TIMEOUT) as http:
-        try:
-            response = await http.get(url, headers={"Accept": "application/json"})
-        except REQUEST_FAILED as exc:
-            raise DiscoveryError(
-                f"its OpenID Connect discovery URL {url} cannot be reached ({type(exc).__name__}: {exc})."
-            ) from exc
-    if response.status_code != _OK:
-        raise DiscoveryError(
-            f"its OpenID Connect discovery URL {url} answered {response.status_code}, not the discovery document."
-        )
     try:
-        found = _Discovered.model_validate_json(response.content)
+        document = await provider_configuration(url)
+    except MetadataError as exc:
+        raise DiscoveryError(f"its OpenID Connect discovery URL: {exc}") from exc
+    found = {name: document[name] for name in _ENDPOINTS if name in document}
+    try:
+        endpoints = OpenIdConnectWithConfig(**found, scopes=scheme.scopes or list(_DEFAULT_SCOPES))
     except ValidationError as exc:
         raise DiscoveryError(
             f"the document at its OpenID Connect discovery URL {url} is not a discovery document with "
             f"authorization_endpoint and token_endpoint ({exc.error_count()} problems)."
         ) from exc
-    endpoints = OpenIdConnectWithConfig(**found.model_dump(), scopes=scheme.scopes or list(_DEFAULT_SCOPES))
     return config.model_copy(update={"auth_scheme": endpoints})
