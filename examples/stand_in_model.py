@@ -34,8 +34,8 @@ class StandInModel(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=[part]))
 
 
-def tool_call(name: str, **args: Any) -> types.Part:
-    """A scripted turn that calls one tool."""
+def tool_call(name: str, /, **args: Any) -> types.Part:
+    """A scripted turn that calls the tool `name` with `args` (positional-only: a tool may take a `name` too)."""
     return types.Part(function_call=types.FunctionCall(name=name, args=args))
 
 
