@@ -10,6 +10,7 @@ from typing import TypeVar
 
 from mcp import types
 
+from gateway.client.sessions.pagination import every_page
 from gateway.client.sessions.pool import SessionPool
 from gateway.client.sessions.slot import SessionSlot
 from gateway.client.sessions.upstream_session import UpstreamSession
@@ -74,13 +75,7 @@ class UpstreamContent:
         """Every entry of a paginated listing, following `next_cursor` to the end, on one session."""
 
         async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[_Entry]:
-            collected: list[_Entry] = []
-            cursor: str | None = None
-            while True:
-                page = await fetch(session, cursor)
-                collected.extend(entries(page))
-                cursor = page.next_cursor
-                if not cursor:
-                    return collected
+            pages = await every_page(lambda cursor: fetch(session, cursor))
+            return [entry for page in pages for entry in entries(page)]
 
         return await self._pool.request(readonly_context, f"Listing the {what}", list_all)

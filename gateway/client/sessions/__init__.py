@@ -2,5 +2,5 @@
 
 `transport` opens stdio, SSE and streamable HTTP connections (`http` builds their `httpx2` clients);
 `upstream_session` owns one live session in one task; `pool` keeps a session per identity (`slot`), capped by
-`limits`; `upstream_call` sends a `tools/call` exactly once.
+`limits`; `upstream_call` sends a `tools/call` exactly once; `pagination` follows a listing's cursors to its end.
 """

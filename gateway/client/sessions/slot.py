@@ -12,6 +12,7 @@ from typing import cast
 import anyio
 from mcp import types
 
+from gateway.client.sessions.pagination import every_page
 from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.tools import ToolContext
 
@@ -57,16 +58,9 @@ class SessionSlot:
         if cached is not None:
             return cached
         generation = session.tools_generation
-        tools: list[types.Tool] = []
-        ttl_ms: int | None = None
-        cursor: str | None = None
-        while True:
-            page = await session.client.list_tools(cursor=cursor, meta=session.meta)
-            tools.extend(page.tools)
-            ttl_ms = page.ttl_ms if ttl_ms is None else min(ttl_ms, page.ttl_ms)
-            cursor = page.next_cursor
-            if not cursor:
-                break
+        pages = await every_page(lambda cursor: session.client.list_tools(cursor=cursor, meta=session.meta))
+        tools = [tool for page in pages for tool in page.tools]
+        ttl_ms = min(page.ttl_ms for page in pages)
         if self.session is session:
             self.tools = tools
             self.tools_generation = generation
