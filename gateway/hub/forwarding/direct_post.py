@@ -30,8 +30,8 @@ import httpx2
 from mcp import MCPError, types
 from pydantic import ValidationError
 
+from gateway._http_clients import REQUEST_FAILED
 from gateway._strict_json import parse_strict_json
-from gateway.client.sessions.http import REQUEST_FAILED
 from gateway.client.sessions.http_channel import HttpChannel, IncomingHandlers
 
 __all__ = ["DirectPost"]
