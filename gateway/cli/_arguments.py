@@ -112,7 +112,8 @@ def convert_value(name: str, text: str, schema: Mapping[str, Any] | None) -> Any
         else " or ".join(sorted(kinds, key=lambda k: _ORDER.index(k) if k in _ORDER else len(_ORDER)))
     )
     hint = ' (JSON, e.g. [1, 2] or {"a": 1})' if kinds & {"array", "object"} else ""
-    raise GatewayError(f"Argument {name}={text!r}: expected {expected}{hint}.")
+    # Worded as a tool's own argument errors are: `Parameter 'x': <what is wrong> (got <value>)`.
+    raise GatewayError(f"Parameter {name!r}: expected {expected}{hint} (got {text!r}).")
 
 
 def call_arguments(pairs: Sequence[str], args_json: str | None, input_schema: Mapping[str, Any]) -> dict[str, Any]:

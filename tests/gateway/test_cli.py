@@ -160,13 +160,13 @@ def test_call_with_tools_and_no_config_takes_key_value_arguments_typed_by_the_sc
     assert json.loads(counted.stdout) == {"value": 212.0, "unit": "fahrenheit"}
     wrong = _run("call", "--tools", "examples/functions.py", "convert_temperature", "value=1", "to=kelvin")
     assert wrong.returncode == 2
-    assert 'to=\'kelvin\': expected one of "celsius", "fahrenheit"' in wrong.stderr
+    assert "Parameter 'to': expected one of \"celsius\", \"fahrenheit\" (got 'kelvin')" in wrong.stderr
 
 
 def test_a_key_value_the_schema_cannot_take_is_a_usage_error_naming_it() -> None:
     done = _run("call", "--tools", "examples/functions.py", "convert_temperature", "value=hot")
     assert done.returncode == 2
-    assert "value='hot': expected number" in done.stderr
+    assert "Parameter 'value': expected number (got 'hot')" in done.stderr
     unknown = _run("call", "--tools", "examples/functions.py", "convert_temperature", "valu=1")
     assert unknown.returncode == 2
     assert "Parameter 'valu': the tool takes no such argument (its arguments: value, to)" in unknown.stderr
@@ -181,7 +181,7 @@ def test_call_asks_a_tools_form_on_the_terminal_typing_each_answer() -> None:
         "content": {"name": "Grace", "age": 85, "colour": "green", "subscribe": True},
     }
     assert "Tell me about you." in done.stderr
-    assert "Argument age='forty': expected integer" in done.stderr
+    assert "Parameter 'age': expected integer (got 'forty')" in done.stderr
 
 
 def test_call_cancels_a_form_at_the_end_of_input() -> None:
