@@ -1,4 +1,5 @@
-"""`UpstreamContent`: an upstream's resources and prompts, listed (all pages) and read through its session pool.
+"""`UpstreamContent`: an upstream's resources, resource templates and prompts, listed (all pages) and read
+through its session pool.
 
 A part of `McpToolset` (the gateway forwards these; `load_mcp_resource` reads resources for an agent).
 """
@@ -18,7 +19,7 @@ from gateway.tools import ReadonlyContext
 
 __all__ = ["UpstreamContent"]
 
-_Page = TypeVar("_Page", types.ListResourcesResult, types.ListPromptsResult)
+_Page = TypeVar("_Page", types.ListResourcesResult, types.ListResourceTemplatesResult, types.ListPromptsResult)
 _Entry = TypeVar("_Entry")
 
 
@@ -34,6 +35,17 @@ class UpstreamContent:
             "resources",
             lambda session, cursor: session.client.list_resources(cursor=cursor, meta=session.meta),
             lambda page: page.resources,
+        )
+
+    async def list_resource_templates(
+        self, readonly_context: ReadonlyContext | None = None
+    ) -> list[types.ResourceTemplate]:
+        """Every resource template the upstream lists (all pages)."""
+        return await self._every(
+            readonly_context,
+            "resource templates",
+            lambda session, cursor: session.client.list_resource_templates(cursor=cursor, meta=session.meta),
+            lambda page: page.resource_templates,
         )
 
     async def read_resource(

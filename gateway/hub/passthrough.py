@@ -165,16 +165,9 @@ class Passthrough:
         """Every upstream's resource templates, prefixed."""
         merged: list[types.ResourceTemplate] = []
         for upstream in self._upstreams:
-            client = (await upstream.session(ctx)).client
-            cursor: str | None = None
-            while True:
-                page = await client.list_resource_templates(cursor=cursor)
-                for template in page.resource_templates:
-                    uri_template = _prefixed(upstream.tool_name_prefix, template.uri_template, "+")
-                    merged.append(template.model_copy(update={"uri_template": uri_template}))
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+            for template in await upstream.list_resource_templates(ctx):
+                uri_template = _prefixed(upstream.tool_name_prefix, template.uri_template, "+")
+                merged.append(template.model_copy(update={"uri_template": uri_template}))
         return merged
 
     async def read_resource(self, ctx: ReadonlyContext, uri: str) -> types.ReadResourceResult:
