@@ -12,27 +12,21 @@ import json
 import os
 import re
 import sqlite3
-import threading
 import time
 import uuid
-from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, TypeVar
-
-import anyio
-import anyio.to_thread
+from typing import Final
 
 from gateway.errors import ConfigError, ServiceNotConfiguredError
+from gateway.state._serial_connection import SerialConnection, transaction
 from gateway.state.memory_store import InMemoryStateStore
 from gateway.state.sqlite_store import BUSY_TIMEOUT_MS, SqliteStateStore
 from gateway.state.store import StateStore
 from gateway.tools.memory_service import NO_SESSION_CONVERSATION, MemoryEntry, MemoryService, SearchMemoryResponse
 
 __all__ = ["DEFAULT_MAX_RESULTS", "SqliteMemoryService", "default_memory_service"]
-
-_T = TypeVar("_T")
 
 DEFAULT_MAX_RESULTS: Final = 10
 """As many memories as google-adk's in-memory service answers at most (a preloading agent puts all in its prompt)."""
@@ -93,10 +87,7 @@ class SqliteMemoryService:
     def __init__(self, path: str | os.PathLike[str], *, max_results: int = DEFAULT_MAX_RESULTS) -> None:
         self._path = os.fspath(path)
         self._max_results = max_results
-        self._connection: sqlite3.Connection | None = None
-        self._closed = False
-        self._lock = threading.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
+        self._db = SerialConnection(lambda: _open(self._path), f"The memory service on {self._path!r} is closed.")
 
     def __repr__(self) -> str:
         return f"SqliteMemoryService({self._path!r})"
@@ -124,13 +115,13 @@ class SqliteMemoryService:
             rows.append((entry.id or "", entry.model_dump_json(exclude_none=True), entry.content.text()))
 
         def add(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 for memory_id, entry, text in rows:
                     _delete(connection, app_name, user_id, memory_id)
                     cursor = connection.execute(_INSERT, (app_name, user_id, memory_id, entry, now))
                     connection.execute("INSERT INTO memory_text (rowid, text) VALUES (?, ?)", (cursor.lastrowid, text))
 
-        await self._run(add)
+        await self._db.run(add)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         """The user's memories sharing words with `query`, best first (none for a query without words)."""
@@ -142,7 +133,7 @@ class SqliteMemoryService:
             rows = connection.execute(_SEARCH, (match, app_name, user_id, self._max_results)).fetchall()
             return [row[0] for row in rows]
 
-        found = await self._run(search)
+        found = await self._db.run(search)
         return SearchMemoryResponse(memories=[MemoryEntry.model_validate(json.loads(text)) for text in found])
 
     async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
@@ -151,10 +142,10 @@ class SqliteMemoryService:
             return
 
         def delete(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 _delete(connection, app_name, user_id, memory_id)
 
-        await self._run(delete)
+        await self._db.run(delete)
 
     async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """An MCP session holds no conversation (its client keeps it).
@@ -167,42 +158,7 @@ class SqliteMemoryService:
 
     async def aclose(self) -> None:
         """Close the connection (an in-memory database is gone with it); calling it again does nothing."""
-
-        def close() -> None:
-            with self._lock:
-                self._closed = True
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
-
-        await anyio.to_thread.run_sync(close, limiter=self._limiter)
-
-    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        def locked() -> _T:
-            with self._lock:
-                return operation(self._connect())
-
-        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._closed:
-            raise RuntimeError(f"The memory service on {self._path!r} is closed.")
-        if self._connection is None:
-            self._connection = _open(self._path)
-        return self._connection
-
-
-@contextmanager
-def _transaction(connection: sqlite3.Connection) -> Generator[None]:
-    """`BEGIN IMMEDIATE` … `COMMIT` (or `ROLLBACK`): the write lock at once, so a write never fails half way."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
+        await self._db.aclose()
 
 
 def _delete(connection: sqlite3.Connection, app_name: str, user_id: str, memory_id: str) -> None:
@@ -216,7 +172,7 @@ def _open(path: str) -> sqlite3.Connection:
     try:
         if path != _SQLITE_IN_MEMORY:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: no implicit transactions; `_transaction` begins and ends them.
+        # isolation_level=None: no implicit transactions; `transaction` begins and ends them.
         connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         connection.executescript(f"BEGIN IMMEDIATE; {_SCHEMA} COMMIT;")

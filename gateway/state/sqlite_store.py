@@ -5,24 +5,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import threading
 import time
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
-
-import anyio
-import anyio.to_thread
+from typing import Any
 
 from gateway.errors import ConfigError, StateConflictError
 from gateway.state._json_store import JsonStateStore
+from gateway.state._serial_connection import SerialConnection, transaction
 from gateway.state.store import StateScope
 from gateway.tools.state import Scope
 
 __all__ = ["SqliteStateStore", "default_state_path"]
-
-_T = TypeVar("_T")
 
 STATE_PATH_ENV = "ADK_MCP_GATEWAY_STATE"
 SCHEMA_VERSION = 1
@@ -105,12 +98,7 @@ class SqliteStateStore(JsonStateStore):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self._path = Path(path)
-        self._connection: sqlite3.Connection | None = None
-        self._closed = False
-        # The lock guards the connection; the limiter keeps waiting callers from each holding one of the
-        # shared worker threads that synchronous tools run in.
-        self._lock = threading.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
+        self._db = SerialConnection(lambda: _open(self._path), f"The state store on {str(self._path)!r} is closed.")
 
     @property
     def path(self) -> Path:
@@ -121,7 +109,7 @@ class SqliteStateStore(JsonStateStore):
         return f"SqliteStateStore({str(self._path)!r})"
 
     async def __aenter__(self) -> SqliteStateStore:
-        await self._run(lambda connection: None)
+        await self._db.run(lambda connection: None)
         return self
 
     async def load(self, scope: StateScope) -> dict[str, Any]:
@@ -131,7 +119,7 @@ class SqliteStateStore(JsonStateStore):
             params = (scope.app_name, scope.user_id, scope.user_id, scope.session_id)
             return connection.execute(_LOAD, params).fetchall()
 
-        rows = await self._run(load)
+        rows = await self._db.run(load)
         return {key: json.loads(text) for key, text in rows}
 
     async def _apply_encoded(
@@ -146,7 +134,7 @@ class SqliteStateStore(JsonStateStore):
         owned_checks = [(_owner_columns(scope, scope_name), key, text) for scope_name, key, text in checks]
 
         def apply(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 changed: list[str] = []
                 for owner, key, text in owned_checks:
                     row = connection.execute(_VALUE, (*owner, key)).fetchone()
@@ -156,54 +144,31 @@ class SqliteStateStore(JsonStateStore):
                     raise StateConflictError(changed)
                 connection.executemany(_UPSERT, rows)
 
-        await self._run(apply)
+        await self._db.run(apply)
 
     async def clear_session(self, scope: StateScope) -> None:
         """Forget the session's own keys (see `StateStore.clear_session`)."""
 
         def clear(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 connection.execute(_CLEAR_SESSION, (scope.app_name, scope.user_id, scope.session_id))
 
-        await self._run(clear)
+        await self._db.run(clear)
 
     async def forget_idle_sessions(self, app_name: str, idle_since: float) -> int:
         """Forget the sessions not written since `idle_since` (see `StateStore.forget_idle_sessions`)."""
 
         def forget(connection: sqlite3.Connection) -> int:
-            with _transaction(connection):
+            with transaction(connection):
                 idle = connection.execute(_IDLE_SESSIONS, (app_name, idle_since)).fetchall()
                 connection.executemany(_CLEAR_SESSION, [(app_name, *owner) for owner in idle])
                 return len(idle)
 
-        return await self._run(forget)
+        return await self._db.run(forget)
 
     async def aclose(self) -> None:
         """Close the connection; the store cannot be used afterwards. Calling it again does nothing."""
-
-        def close() -> None:
-            with self._lock:
-                self._closed = True
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
-
-        await anyio.to_thread.run_sync(close, limiter=self._limiter)
-
-    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        def locked() -> _T:
-            with self._lock:
-                return operation(self._connect())
-
-        # Not abandoned on cancellation: a transaction always runs to its end, and the lock is released.
-        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._closed:
-            raise RuntimeError(f"The state store on {str(self._path)!r} is closed.")
-        if self._connection is None:
-            self._connection = _open(self._path)
-        return self._connection
+        await self._db.aclose()
 
 
 def _owner_columns(scope: StateScope, scope_name: str) -> tuple[str, str, str, str]:
@@ -226,7 +191,7 @@ def _open(path: Path) -> sqlite3.Connection:
             f"Choose another path (${STATE_PATH_ENV}) or fix the permissions."
         ) from exc
     try:
-        # isolation_level=None: no implicit transactions; `_transaction` begins and ends them explicitly.
+        # isolation_level=None: no implicit transactions; `transaction` begins and ends them explicitly.
         connection = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
     except sqlite3.Error as exc:
         raise ConfigError(
@@ -278,25 +243,10 @@ def _prepare(connection: sqlite3.Connection) -> int:
     # Reading the header here is what rejects a file that is not a database.
     connection.execute("PRAGMA journal_mode = WAL").fetchone()
     connection.execute("PRAGMA synchronous = NORMAL")
-    with _transaction(connection):
+    with transaction(connection):
         (version,) = connection.execute("PRAGMA user_version").fetchone()
         if version == 0:
             connection.execute(_SCHEMA)
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             version = SCHEMA_VERSION
     return int(version)
-
-
-@contextmanager
-def _transaction(connection: sqlite3.Connection) -> Generator[None]:
-    """`BEGIN IMMEDIATE` … `COMMIT`, or `ROLLBACK` on an error."""
-    # IMMEDIATE takes the write lock at once, so a transaction never fails half way for want of it.
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        # SQLite rolls back by itself on some errors (a full disk); a second ROLLBACK would hide the first error.
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
