@@ -158,6 +158,8 @@ class FunctionTool(BaseTool):
 
     _passed_parameters: frozenset[str] = frozenset()
     """Parameters a subclass fills in itself (passed through `args`, hidden from the model)."""
+    _long_running: bool = False
+    """Whether the tools of a subclass are long-running (`BaseTool.is_long_running`)."""
 
     def __init__(
         self,
@@ -203,7 +205,11 @@ class FunctionTool(BaseTool):
         ]
         self._takes_kwargs = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
         self._kind = _kind(func)
-        super().__init__(name=callable_name(func), description=self._declaration.description or "")
+        super().__init__(
+            name=callable_name(func),
+            description=self._declaration.description or "",
+            is_long_running=self._long_running,
+        )
 
     def _get_declaration(self) -> FunctionDeclaration:
         return self._declaration

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from adapters import FunctionDeclaration
-from gateway.tools.function_tool import ConfirmationHint, ConfirmationPolicy, FunctionTool
+from gateway.tools.function_tool import FunctionTool
 
 __all__ = ["LONG_RUNNING_NOTE", "LongRunningFunctionTool"]
 
@@ -28,15 +25,7 @@ class LongRunningFunctionTool(FunctionTool):
     value and fails on a second yield (its docs promise the return value, even None).
     """
 
-    def __init__(
-        self,
-        func: Callable[..., Any],
-        *,
-        require_confirmation: ConfirmationPolicy = False,
-        confirmation_hint: ConfirmationHint | None = None,
-    ) -> None:
-        super().__init__(func, require_confirmation=require_confirmation, confirmation_hint=confirmation_hint)
-        self.is_long_running = True
+    _long_running = True
 
     def _get_declaration(self) -> FunctionDeclaration:
         declaration = super()._get_declaration()
