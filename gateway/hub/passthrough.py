@@ -9,8 +9,8 @@ the first upstream whose templates match, else to the first unprefixed upstream)
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, cast
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from mcp import MCPError, types
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -22,6 +22,7 @@ from gateway.tools import BaseToolset, ReadonlyContext
 __all__ = ["Passthrough"]
 
 _TEMPLATE_VARIABLE = re.compile(r"\{[^}]*\}")
+_Entry = TypeVar("_Entry", types.Resource, types.ResourceTemplate, types.Prompt)
 
 
 def _prefixed(prefix: str | None, value: str, separator: str) -> str:
@@ -152,23 +153,32 @@ class Passthrough:
 
     # --- handlers -----------------------------------------------------------------------------------------------
 
+    async def _merged(
+        self,
+        listing: Callable[[McpToolset], Awaitable[list[_Entry]]],
+        renamed: Callable[[str | None, _Entry], _Entry],
+    ) -> list[_Entry]:
+        """Every upstream's `listing`, in upstream order, each entry `renamed` under its upstream's prefix."""
+        merged: list[_Entry] = []
+        for upstream in self._upstreams:
+            merged.extend(renamed(upstream.tool_name_prefix, entry) for entry in await listing(upstream))
+        return merged
+
     async def list_resources(self, ctx: ReadonlyContext) -> list[types.Resource]:
         """Every upstream's resources, URIs prefixed."""
-        merged: list[types.Resource] = []
-        for upstream in self._upstreams:
-            for resource in await upstream.list_resources(ctx):
-                uri = _prefixed(upstream.tool_name_prefix, str(resource.uri), "+")
-                merged.append(resource.model_copy(update={"uri": uri}))
-        return merged
+        return await self._merged(
+            lambda upstream: upstream.list_resources(ctx),
+            lambda prefix, resource: resource.model_copy(update={"uri": _prefixed(prefix, str(resource.uri), "+")}),
+        )
 
     async def list_resource_templates(self, ctx: ReadonlyContext) -> list[types.ResourceTemplate]:
         """Every upstream's resource templates, prefixed."""
-        merged: list[types.ResourceTemplate] = []
-        for upstream in self._upstreams:
-            for template in await upstream.list_resource_templates(ctx):
-                uri_template = _prefixed(upstream.tool_name_prefix, template.uri_template, "+")
-                merged.append(template.model_copy(update={"uri_template": uri_template}))
-        return merged
+        return await self._merged(
+            lambda upstream: upstream.list_resource_templates(ctx),
+            lambda prefix, template: template.model_copy(
+                update={"uri_template": _prefixed(prefix, template.uri_template, "+")}
+            ),
+        )
 
     async def read_resource(self, ctx: ReadonlyContext, uri: str) -> types.ReadResourceResult:
         """Read a resource from its upstream; contents carry the URI the client asked for."""
@@ -196,12 +206,10 @@ class Passthrough:
 
     async def list_prompts(self, ctx: ReadonlyContext) -> list[types.Prompt]:
         """Every upstream's prompts, names prefixed."""
-        merged: list[types.Prompt] = []
-        for upstream in self._upstreams:
-            for prompt in await upstream.list_prompts(ctx):
-                name = _prefixed(upstream.tool_name_prefix, prompt.name, "_")
-                merged.append(prompt.model_copy(update={"name": name}))
-        return merged
+        return await self._merged(
+            lambda upstream: upstream.list_prompts(ctx),
+            lambda prefix, prompt: prompt.model_copy(update={"name": _prefixed(prefix, prompt.name, "_")}),
+        )
 
     async def get_prompt(
         self, ctx: ReadonlyContext, name: str, arguments: dict[str, str] | None
