@@ -55,7 +55,7 @@ class AuthorizationServer:
         try:
             return await fetch_json(self._client(), url)
         except MetadataError as exc:
-            raise AuthorizationServerError(f"Cannot read {exc}") from exc
+            raise AuthorizationServerError(str(exc)) from exc
 
     async def metadata(self) -> dict[str, Any]:
         """The issuer's metadata (fetched once, then kept).
