@@ -15,7 +15,12 @@ import pytest
 from hub_harness import DEADLINE, Mode, connect, gateway_http, write_config
 from mcp import Client, types
 
-from adapters.meta_keys import ESCALATE_META_KEY, SKIP_SUMMARIZATION_META_KEY, TRANSFER_TO_AGENT_META_KEY
+from adapters.meta_keys import (
+    ESCALATE_META_KEY,
+    SESSION_META_KEY,
+    SKIP_SUMMARIZATION_META_KEY,
+    TRANSFER_TO_AGENT_META_KEY,
+)
 from gateway import FunctionTool, ToolContext
 from gateway.server import ToolServer
 from gateway.state import InMemoryStateStore
@@ -41,7 +46,12 @@ def plain() -> dict[str, Any]:
 
 def _our_keys(result: types.CallToolResult) -> dict[str, Any]:
     assert not result.is_error, result.content
-    return {key: value for key, value in (result.meta or {}).items() if key.startswith(OUR_PREFIX)}
+    # The session key a server issues a sessionless caller is each server's own, not an action the tool took.
+    return {
+        key: value
+        for key, value in (result.meta or {}).items()
+        if key.startswith(OUR_PREFIX) and key != SESSION_META_KEY
+    }
 
 
 async def _call_both(direct: Client, through: Client, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
