@@ -227,6 +227,7 @@ class ToolCalls:
             pending = PendingCall(ctx, entry, arguments, identity.session_owner, identity, features, run)
             handled = await self.extension.call_tool(pending)
             if handled is not None:
+                self._sessions.forwarded()
                 return handled
         if not isinstance(entry.tool, FunctionTool):
             # FunctionTools validate with pydantic (and convert); other tools get their declared JSON Schema checked

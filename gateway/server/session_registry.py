@@ -29,6 +29,9 @@ _connection_sessions: contextvars.ContextVar[set[str] | None] = contextvars.Cont
 _request_sessions: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
     "adk_mcp_gateway_request_sessions", default=None
 )
+_request_forwarded: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "adk_mcp_gateway_request_forwarded", default=None
+)
 
 
 class SessionRegistry:
@@ -71,14 +74,16 @@ class SessionRegistry:
                 await self._end(session_key)
 
     async def end_call_sessions(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """Middleware: the sessions of anonymous sessionless calls end with their request (or their held call); a
-        call's result names its session's issued key in `_meta`, for the client to echo."""
+        """Middleware: the sessions of anonymous sessionless calls end with their request (or their held call); the
+        result of a call this server ran names its session's issued key in `_meta`, for the client to echo."""
         seen: set[str] = set()
+        forwarded = [False]
         token = _request_sessions.set(seen)
+        forwarded_token = _request_forwarded.set(forwarded)
         try:
             result = await call_next(ctx)
             issued = [key.removeprefix(CALL_SESSION_PREFIX) for key in seen if key.startswith(CALL_SESSION_PREFIX)]
-            if ctx.method != "tools/call" or len(issued) != 1:
+            if ctx.method != "tools/call" or len(issued) != 1 or forwarded[0]:
                 return result
             if isinstance(result, types.CallToolResult):
                 # A copy: a result may be a shared constant.
@@ -88,9 +93,18 @@ class SessionRegistry:
                 return {**result, "_meta": {**(meta if isinstance(meta, dict) else {}), SESSION_META_KEY: issued[0]}}
             return result
         finally:
+            _request_forwarded.reset(forwarded_token)
             _request_sessions.reset(token)
             for session_key in seen:
                 await self._done_with(session_key)
+
+    @staticmethod
+    def forwarded() -> None:
+        """The request's call was forwarded: its result crosses as the upstream sent it, with no key of this
+        server's added (a client that wants the session continued sends a key of its own)."""
+        forwarded = _request_forwarded.get()
+        if forwarded is not None:
+            forwarded[0] = True
 
     @contextlib.asynccontextmanager
     async def running(self, identity: CallIdentity) -> AsyncGenerator[None]:
