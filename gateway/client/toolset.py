@@ -1,14 +1,8 @@
 """`McpToolset`: the tools of a remote MCP server (stdio, SSE or streamable HTTP) as ADK-style tools.
 
 Use it as ADK's own is used — construct, `await get_tools()`, call the tools, `await close()` (from any task) — or
-as an async context manager, whose block then owns the upstream sessions:
-
-    toolset = McpToolset(connection_params=StdioConnectionParams(command="uvx", args=["mcp-server-time"]))
-    tools = await toolset.get_tools()
-    print(await tools[0].run_async(args={"timezone": "Europe/Paris"}, tool_context=ToolContext()))
-    await toolset.close()
-
-A toolset that is garbage-collected, or still open when `asyncio.run` ends, leaves no stdio child behind.
+as an async context manager, whose block then owns the upstream sessions (docs/consuming.md shows both). A toolset
+that is garbage-collected, or still open when `asyncio.run` ends, leaves no stdio child behind.
 
 Sessions (`gateway.client.sessions.pool`): one per identity — the `session_key` and the headers `header_provider`
 give a context. One the server forgot (HTTP 404 after a restart) or that died under a call fails that call with a
@@ -194,13 +188,8 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             declared=declared_capabilities,
         )
 
-    @property
-    def auth_scheme(self) -> Any | None:  # as given
-        return self._auth_scheme
-
-    @property
-    def auth_credential(self) -> Any | None:  # as given
-        return self._auth_credential
+    auth_scheme = property(lambda self: self._auth_scheme, doc="The `auth_scheme` as given.")
+    auth_credential = property(lambda self: self._auth_credential, doc="The `auth_credential` as given.")
 
     def get_auth_config(self) -> AuthConfig | None:
         """The toolset's auth config (with `auth_scheme`), as ADK's toolsets offer it."""
