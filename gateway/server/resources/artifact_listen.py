@@ -12,52 +12,36 @@ behind is ended; the client listens and lists again).
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
 
-import anyio
-import anyio.streams.memory
 from mcp import MCPError, types
 from mcp.server.context import ServerRequestContext
-from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, ServerEvent, event_matches, event_to_notification
+from mcp.shared.subscriptions import ServerEvent
 
 from gateway.server.identity import identify
+from gateway.server.resources.listen_stream_set import ListenStreamSet
 
 __all__ = ["ArtifactListen"]
-
-logger = logging.getLogger(__name__)
 
 _MAX_STREAMS: Final = 1024
 _MAX_PER_SESSION: Final = 8
 _MAX_BUFFERED: Final = 64
 
 
-@dataclass(eq=False)
-class _Stream:
-    owner: str
-    principal: str
-    honored: types.SubscriptionFilter
-    send: anyio.streams.memory.MemoryObjectSendStream[ServerEvent]
-
-
-class ArtifactListen:
+class ArtifactListen(ListenStreamSet):
     """The listen streams of a server without an extension's (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._streams: set[_Stream] = set()
+        super().__init__(max_buffered=_MAX_BUFFERED)
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
         """Serve one stream: acknowledge what is honoured, then send the session's events until the client leaves."""
-        subscription_id = ctx.request_id
-        if subscription_id is None:
-            raise MCPError(code=types.INVALID_REQUEST, message="subscriptions/listen needs a request id.")
+        subscription_id = self.subscription_id(ctx)
         caller = identify(ctx)
         owner = caller.session_owner
-        if len(self._streams) >= _MAX_STREAMS or sum(s.owner == owner for s in self._streams) >= _MAX_PER_SESSION:
+        if len(self) >= _MAX_STREAMS or self.count(lambda stream: stream.owner == owner) >= _MAX_PER_SESSION:
             raise MCPError(
                 code=types.INVALID_REQUEST,
                 message="Too many listen streams are open: close one (one stream can ask for every kind) and retry.",
@@ -65,44 +49,12 @@ class ArtifactListen:
         honored = types.SubscriptionFilter(
             resources_list_changed=True if params.notifications.resources_list_changed else None
         )
-        meta: dict[str, Any] = {SUBSCRIPTION_ID_META_KEY: subscription_id}
-        send, receive = anyio.create_memory_object_stream[ServerEvent](_MAX_BUFFERED)
-        stream = _Stream(owner, caller.principal, honored, send)
-        self._streams.add(stream)
-        try:
-            acknowledged = types.SubscriptionsAcknowledgedNotificationParams(notifications=honored, _meta=meta)
-            await ctx.session.send_notification(
-                types.SubscriptionsAcknowledgedNotification(params=acknowledged), related_request_id=subscription_id
-            )
-            async for event in receive:
-                await ctx.session.send_notification(
-                    event_to_notification(event, meta), related_request_id=subscription_id
-                )
-        finally:
-            self._streams.discard(stream)
-            send.close()
-            receive.close()
-        return types.SubscriptionsListenResult(_meta=meta)
+        return await self.serve(ctx, subscription_id, owner=owner, holder=caller.principal, honored=honored)
 
     def publish(self, event: ServerEvent, owner: str | None) -> None:
         """Hand `event` to the streams of session `owner` (all, for None) that asked for its kind."""
-        self._publish(event, lambda stream: owner is None or stream.owner == owner)
+        self.publish_where(event, lambda stream: owner is None or stream.owner == owner)
 
     def publish_to_principal(self, event: ServerEvent, principal: str) -> None:
         """Hand `event` to every stream of `principal` that asked for its kind."""
-        self._publish(event, lambda stream: stream.principal == principal)
-
-    def _publish(self, event: ServerEvent, chosen: Callable[[_Stream], bool]) -> None:
-        for stream in list(self._streams):
-            if not chosen(stream):
-                continue
-            if not event_matches(stream.honored, frozenset(), event):
-                continue
-            try:
-                stream.send.send_nowait(event)
-            except anyio.WouldBlock:
-                logger.warning("A listen stream of %s fell %d events behind; ending it.", stream.owner, _MAX_BUFFERED)
-                self._streams.discard(stream)
-                stream.send.close()
-            except anyio.ClosedResourceError:
-                self._streams.discard(stream)
+        self.publish_where(event, lambda stream: stream.holder == principal)
