@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Generator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
-
-import anyio
-import anyio.to_thread
 
 from gateway.artifacts._stored import Owner, StoredArtifactService, StoredRow
 from gateway.artifacts.codec import DEFAULT_MAX_ARTIFACT_BYTES, EncodedArtifact
 from gateway.errors import ConfigError
+from gateway.state.serial_connection import SerialConnection, transaction
 
 __all__ = ["SqliteArtifactService"]
-
-_T = TypeVar("_T")
 
 # How long a write waits for another connection (the state store's, another process's) holding the write lock.
 _BUSY_TIMEOUT_MS = 5_000
@@ -73,23 +65,20 @@ class SqliteArtifactService(StoredArtifactService):
     def __init__(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES) -> None:
         super().__init__(max_bytes=max_bytes)
         self._path = Path(path)
-        self._connection: sqlite3.Connection | None = None
-        self._closed = False
-        self._lock = threading.Lock()
-        self._limiter = anyio.CapacityLimiter(1)
+        self._db = SerialConnection(lambda: _open(self._path), f"The artifact store on {str(self._path)!r} is closed.")
 
     def __repr__(self) -> str:
         return f"SqliteArtifactService({str(self._path)!r})"
 
     async def _put(self, owner: Owner, filename: str, encoded: EncodedArtifact, metadata: str, now: float) -> int:
         def put(connection: sqlite3.Connection) -> int:
-            with _transaction(connection):
+            with transaction(connection):
                 (version,) = connection.execute(_NEXT, (*_owner(owner), filename)).fetchone()
                 row = (*_owner(owner), filename, version, encoded.kind, encoded.mime_type, encoded.data, metadata, now)
                 connection.execute(_INSERT, row)
                 return int(version)
 
-        return await self._run(put)
+        return await self._db.run(put)
 
     async def _get(self, owner: Owner, filename: str, version: int | None) -> StoredRow | None:
         def get(connection: sqlite3.Connection) -> tuple[int, str, str, bytes, str, float] | None:
@@ -97,66 +86,45 @@ class SqliteArtifactService(StoredArtifactService):
                 return connection.execute(_LATEST, (*_owner(owner), filename)).fetchone()
             return connection.execute(_VERSION, (*_owner(owner), filename, version)).fetchone()
 
-        row = await self._run(get)
+        row = await self._db.run(get)
         return None if row is None else StoredRow(*row)
 
     async def _names(self, owner: Owner) -> list[str]:
-        rows = await self._run(lambda connection: connection.execute(_NAMES, _owner(owner)).fetchall())
+        rows = await self._db.run(lambda connection: connection.execute(_NAMES, _owner(owner)).fetchall())
         return [name for (name,) in rows]
 
     async def _versions(self, owner: Owner, filename: str) -> list[int]:
-        rows = await self._run(lambda connection: connection.execute(_VERSIONS, (*_owner(owner), filename)).fetchall())
+        rows = await self._db.run(
+            lambda connection: connection.execute(_VERSIONS, (*_owner(owner), filename)).fetchall()
+        )
         return [version for (version,) in rows]
 
     async def _delete(self, owner: Owner, filename: str) -> None:
         def delete(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 connection.execute(_DELETE, (*_owner(owner), filename))
 
-        await self._run(delete)
+        await self._db.run(delete)
 
     async def _delete_owner(self, owner: Owner) -> None:
         def delete(connection: sqlite3.Connection) -> None:
-            with _transaction(connection):
+            with transaction(connection):
                 connection.execute(_DELETE_OWNER, _owner(owner))
 
-        await self._run(delete)
+        await self._db.run(delete)
 
     async def _forget_idle(self, app_name: str, idle_since: float) -> int:
         def forget(connection: sqlite3.Connection) -> int:
-            with _transaction(connection):
+            with transaction(connection):
                 idle = connection.execute(_IDLE, (app_name, idle_since)).fetchall()
                 connection.executemany(_DELETE_OWNER, [(app_name, *owner) for owner in idle])
                 return len(idle)
 
-        return await self._run(forget)
+        return await self._db.run(forget)
 
     async def aclose(self) -> None:
         """Close the connection; calling it again does nothing."""
-
-        def close() -> None:
-            with self._lock:
-                self._closed = True
-                if self._connection is not None:
-                    self._connection.close()
-                    self._connection = None
-
-        await anyio.to_thread.run_sync(close, limiter=self._limiter)
-
-    async def _run(self, operation: Callable[[sqlite3.Connection], _T]) -> _T:
-        def locked() -> _T:
-            with self._lock:
-                return operation(self._connect())
-
-        # Not abandoned on cancellation: a transaction always runs to its end, and the lock is released.
-        return await anyio.to_thread.run_sync(locked, limiter=self._limiter)
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._closed:
-            raise RuntimeError(f"The artifact store on {str(self._path)!r} is closed.")
-        if self._connection is None:
-            self._connection = _open(self._path)
-        return self._connection
+        await self._db.aclose()
 
 
 def _owner(owner: Owner) -> tuple[str, str, str]:
@@ -167,14 +135,14 @@ def _open(path: Path) -> sqlite3.Connection:
     where = str(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: `_transaction` begins and ends transactions explicitly.
+        # isolation_level=None: `transaction` begins and ends transactions explicitly.
         connection = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
     except (OSError, sqlite3.Error) as exc:
         raise ConfigError(f"Cannot open {where!r} for artifacts: {exc}. Choose another state path (--state).") from exc
     try:
         # The journal mode is the state store's to set (switching it races with that store's connection).
         connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        with _transaction(connection):
+        with transaction(connection):
             connection.execute(_SCHEMA)
     except sqlite3.Error as exc:
         connection.close()
@@ -183,16 +151,3 @@ def _open(path: Path) -> sqlite3.Connection:
             "choose another state path (--state)."
         ) from exc
     return connection
-
-
-@contextmanager
-def _transaction(connection: sqlite3.Connection) -> Generator[None]:
-    """`BEGIN IMMEDIATE` … `COMMIT`, or `ROLLBACK` on an error."""
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        if connection.in_transaction:
-            connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Final
 
 from gateway.errors import ConfigError, ServiceNotConfiguredError
-from gateway.state._serial_connection import SerialConnection, transaction
 from gateway.state.memory_store import InMemoryStateStore
+from gateway.state.serial_connection import SerialConnection, transaction
 from gateway.state.sqlite_store import BUSY_TIMEOUT_MS, SqliteStateStore
 from gateway.state.store import StateStore
 from gateway.tools.memory_service import NO_SESSION_CONVERSATION, MemoryEntry, MemoryService, SearchMemoryResponse

@@ -11,7 +11,7 @@ from typing import Any
 
 from gateway.errors import ConfigError, StateConflictError
 from gateway.state._json_store import JsonStateStore
-from gateway.state._serial_connection import SerialConnection, transaction
+from gateway.state.serial_connection import SerialConnection, transaction
 from gateway.state.store import StateScope
 from gateway.tools.state import Scope
 

@@ -1,7 +1,8 @@
 """`SerialConnection`: one SQLite connection serving async callers from worker threads, one call at a time.
 
-The SQLite state store and the SQLite memory share it (and `transaction`, the explicit transactions they write in):
-both open their connection on first use, run each operation in a worker thread under one lock, and close once.
+The SQLite state store, the SQLite memory and the SQLite artifact store (`gateway.artifacts`) share it (and
+`transaction`, the explicit transactions they write in): each opens its connection on first use, runs each operation
+in a worker thread under one lock, and closes once.
 """
 
 from __future__ import annotations
