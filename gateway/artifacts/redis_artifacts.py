@@ -21,7 +21,8 @@ import anyio
 
 from gateway.artifacts._stored import Owner, StoredArtifactService, StoredRow
 from gateway.artifacts.codec import DEFAULT_MAX_ARTIFACT_BYTES, EncodedArtifact
-from gateway.errors import ConfigError, MissingExtraError, StateStoreUnavailableError
+from gateway.errors import ConfigError, MissingExtraError
+from gateway.state.redis_commands import RedisCommands
 
 try:
     import redis.asyncio as redis
@@ -87,7 +88,12 @@ class RedisArtifactService(StoredArtifactService):
         self._prefix = prefix
         self._put_script = self._client.register_script(_PUT)
         self._get_script = self._client.register_script(_GET)
-        self._closed = False
+        self._redis = RedisCommands(
+            self._client,
+            unreachable=(RedisError, OSError),
+            advice="Check that Redis is running.",
+            closed_message="The Redis artifact store is closed.",
+        )
 
     def _owner_key(self, kind: str, owner: Owner) -> str:
         base = "{" + f"{_part(self._prefix)}:{_part(owner.app_name)}" + "}"
@@ -160,18 +166,7 @@ class RedisArtifactService(StoredArtifactService):
 
     async def aclose(self) -> None:
         """Close the connections; calling it again does nothing."""
-        if self._closed:
-            return
-        self._closed = True
-        with anyio.CancelScope(shield=True):
-            await self._client.aclose()
+        await self._redis.aclose()
 
     async def _command(self, command: Callable[[], Awaitable[Any]]) -> Any:
-        if self._closed:
-            raise RuntimeError("The Redis artifact store is closed.")
-        try:
-            return await command()
-        except (RedisError, OSError) as exc:
-            raise StateStoreUnavailableError(
-                f"Cannot reach the Redis artifact store (the state store's server): {exc}. Check that Redis is running."
-            ) from exc
+        return await self._redis.run(command, "Cannot reach the Redis artifact store (the state store's server)")

@@ -27,8 +27,9 @@ from urllib.parse import quote
 
 import anyio
 
-from gateway.errors import ConfigError, MissingExtraError, StateConflictError, StateStoreUnavailableError
+from gateway.errors import ConfigError, MissingExtraError, StateConflictError
 from gateway.state._json_store import JsonStateStore
+from gateway.state.redis_commands import RedisCommands
 from gateway.state.store import StateScope
 from gateway.tools.state import Scope
 
@@ -129,7 +130,13 @@ class RedisStateStore(JsonStateStore):
         self._prefix = prefix
         self._apply = self._client.register_script(_APPLY)
         self._forget = self._client.register_script(_FORGET)
-        self._closed = False
+        self._redis = RedisCommands(
+            self._client,
+            unreachable=(RedisError, OSError),
+            advice="Check that Redis is running and reachable at that URL (--state, $ADK_MCP_GATEWAY_STATE or the "
+            "config's 'state').",
+            closed_message=f"The state store on {_shown(url)!r} is closed.",
+        )
 
     def __repr__(self) -> str:
         return f"RedisStateStore({_shown(self._url)!r})"
@@ -235,23 +242,11 @@ class RedisStateStore(JsonStateStore):
 
     async def aclose(self) -> None:
         """Close the connections; calling it again does nothing."""
-        if self._closed:
-            return
-        self._closed = True
-        with anyio.CancelScope(shield=True):
-            await self._client.aclose()
+        await self._redis.aclose()
 
     async def _command(self, what: str, command: Callable[[], Awaitable[Any]]) -> Any:
         """Run one Redis command, turning a lost or refused connection into an error that names the store."""
-        if self._closed:
-            raise RuntimeError(f"The state store on {_shown(self._url)!r} is closed.")
-        try:
-            return await command()
-        except (RedisError, OSError) as exc:
-            raise StateStoreUnavailableError(
-                f"Cannot {what} in the Redis state store {_shown(self._url)!r}: {exc}. Check that Redis is running "
-                "and reachable at that URL (--state, $ADK_MCP_GATEWAY_STATE or the config's 'state')."
-            ) from exc
+        return await self._redis.run(command, f"Cannot {what} in the Redis state store {_shown(self._url)!r}")
 
 
 def _member(user_id: str, session_id: str) -> str:
