@@ -20,11 +20,9 @@ from gateway.artifacts.codec import (
     encode_artifact,
     encode_metadata,
 )
-from gateway.tools.artifacts import Artifact, ArtifactVersion, check_filename
+from gateway.tools.artifacts import Artifact, ArtifactVersion, check_filename, is_user_file
 
 __all__ = ["Owner", "StoredArtifactService", "StoredRow"]
-
-_USER_PREFIX = "user:"
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class StoredRow:
 def owner_of(app_name: str, user_id: str, session_id: str, filename: str) -> Owner:
     """The owner of `filename` saved or read in a session (its user's, for a `user:` name)."""
     check_filename(filename)
-    return Owner(app_name, user_id, "" if filename.startswith(_USER_PREFIX) else session_id)
+    return Owner(app_name, user_id, "" if is_user_file(filename) else session_id)
 
 
 class StoredArtifactService(ABC):
@@ -107,7 +105,7 @@ class StoredArtifactService(ABC):
         """The sorted filenames the session sees: its own and its user's `user:` files."""
         own = await self._names(Owner(app_name, user_id, session_id))
         shared = await self._names(Owner(app_name, user_id, "")) if session_id else []
-        return sorted({*own, *(name for name in shared if name.startswith(_USER_PREFIX))})
+        return sorted({*own, *(name for name in shared if is_user_file(name))})
 
     async def list_versions(self, *, app_name: str, user_id: str, session_id: str, filename: str) -> list[int]:
         """The versions of `filename` in ascending order, empty if it does not exist."""

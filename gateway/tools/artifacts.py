@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, TypeVar
 
 __all__ = ["Artifact", "ArtifactService", "ArtifactVersion", "InMemoryArtifactService"]
 
@@ -23,6 +23,8 @@ _USER_PREFIX = "user:"
 """A filename with this prefix is shared by every session of its user."""
 
 _PATH_SEPARATORS = re.compile(r"[/\\]")
+
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -128,12 +130,9 @@ class InMemoryArtifactService:
         self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
     ) -> ArtifactVersion | None:
         """What is known of the given version of `filename` (the latest when `version` is None), or None."""
-        known = self._versions_of.get((_namespace(app_name, user_id, session_id, filename), filename), [])
-        if not known:
-            return None
-        if version is None:
-            return known[-1]
-        return known[version] if 0 <= version < len(known) else None
+        return _pick(
+            self._versions_of.get((_namespace(app_name, user_id, session_id, filename), filename), []), version
+        )
 
     async def load_artifact(
         self, *, app_name: str, user_id: str, session_id: str, filename: str, version: int | None = None
@@ -142,14 +141,7 @@ class InMemoryArtifactService:
 
         A negative `version` is no version at all (None), not an index from the end.
         """
-        versions = self._versions(app_name, user_id, session_id, filename)
-        if not versions:
-            return None
-        if version is None:
-            return versions[-1]
-        if 0 <= version < len(versions):
-            return versions[version]
-        return None
+        return _pick(self._versions(app_name, user_id, session_id, filename), version)
 
     async def list_artifact_keys(self, *, app_name: str, user_id: str, session_id: str) -> list[str]:
         """The sorted filenames the session sees: its own and its user's `user:` files."""
@@ -188,9 +180,23 @@ def check_filename(filename: str) -> None:
     _check_filename(filename)
 
 
+def is_user_file(filename: str) -> bool:
+    """Whether `filename` names a file of the user's, which every session of that user sees (a `user:` name)."""
+    return filename.startswith(_USER_PREFIX)
+
+
+def _pick(versions: list[_V], version: int | None) -> _V | None:
+    """The given version (the latest for None) of a file's `versions`, oldest first; a negative one is none."""
+    if not versions:
+        return None
+    if version is None:
+        return versions[-1]
+    return versions[version] if 0 <= version < len(versions) else None
+
+
 def _namespace(app_name: str, user_id: str, session_id: str, filename: str) -> _Namespace:
     _check_filename(filename)
-    if filename.startswith(_USER_PREFIX):
+    if is_user_file(filename):
         return (app_name, user_id, None)
     return (app_name, user_id, session_id)
 
