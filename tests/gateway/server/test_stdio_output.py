@@ -13,7 +13,7 @@ from server_harness import DEADLINE, ROOT
 
 pytestmark = pytest.mark.anyio
 
-CLI_TOOLS = str(ROOT / "tests" / "gateway" / "cli_tools.py")
+CLI_TOOLS = str(ROOT / "tests" / "gateway" / "cli" / "cli_tools.py")
 
 
 async def test_a_tools_print_reaches_stderr_while_serving_and_never_the_protocol_stream(tmp_path: Path) -> None:

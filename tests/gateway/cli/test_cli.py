@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.paths import ROOT
 
-CLI_TOOLS = "tests/gateway/cli_tools.py"
+CLI_TOOLS = "tests/gateway/cli/cli_tools.py"
 
 
 def _run(*args: str, env: dict[str, str] | None = None, stdin: str = "") -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,7 @@
 
 Most run a server without auth (one principal), where the first browser to open a link is taken as its user's; the
 last ones a gateway whose callers are OAuth users, where the link's page logs the browser in first. Each "browser"
-here is an HTTP client with a cookie jar of its own (`tests/gateway/server/test_sign_in_browsers.py` drives real
+here is an HTTP client with a cookie jar of its own (`tests/gateway/server/sign_in/test_sign_in_browsers.py` drives real
 Chromium between two users).
 """
 

@@ -1,4 +1,4 @@
-"""Local tools that ask their user things, for `adk-mcp-gateway call --tools tests/gateway/cli_tools.py`."""
+"""Local tools that ask their user things, for `adk-mcp-gateway call --tools tests/gateway/cli/cli_tools.py`."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from tests.support.loopback import free_port
 
 pytestmark = pytest.mark.anyio
 
-WORKER_TOOLS = str(Path(__file__).with_name("worker_tools.py"))
+WORKER_TOOLS = str(Path(__file__).resolve().parent.parent / "worker_tools.py")
 MAX_CONNECTIONS = 60
 """Fresh connections tried until both workers have taken one (the kernel picks which worker accepts)."""
 

@@ -30,7 +30,7 @@ from tests.support.protected_upstream import ProtectedUpstream, protected_upstre
 pytestmark = pytest.mark.anyio
 
 CLIENT_ID, CLIENT_SECRET = "docs-app", "docs-secret"
-DOCS_TOOLSET = Path(__file__).resolve().parent / "docs_toolset.py"
+DOCS_TOOLSET = Path(__file__).resolve().parent.parent / "docs_toolset.py"
 
 
 Via = Literal["tool_server", "config"]

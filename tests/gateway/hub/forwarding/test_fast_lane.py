@@ -530,7 +530,7 @@ async def test_a_warm_listing_asks_no_upstream_toolset_and_a_list_change_is_seen
         return await listing(self, readonly_context)
 
     monkeypatch.setattr(UpstreamToolset, "get_tools", counted)
-    notifying = [sys.executable, "-I", str(Path(__file__).parent / "hub_notifying_server.py")]
+    notifying = [sys.executable, "-I", str(Path(__file__).parent.parent / "hub_notifying_server.py")]
     config = write_config(tmp_path, {"n": {"command": notifying[0], "args": notifying[1:], **options}})
     changed = anyio.Event()
 

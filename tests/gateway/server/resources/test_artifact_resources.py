@@ -26,7 +26,7 @@ from tests.support.loopback import free_port
 
 pytestmark = pytest.mark.anyio
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 ARTIFACT_TOOLS = f"{HERE / 'artifact_tools.py'}:TOOLS"
 FILES_SERVER = str(HERE.parent / "hub" / "hub_files_server.py")
 PNG = b"\x89PNG\r\n\x1a\n-chart-"
