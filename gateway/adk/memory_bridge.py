@@ -176,9 +176,12 @@ def adk_memory_service(memory: MemoryService | None, *, app_name: str | None = N
     return AdkMemoryService(_NoMemory() if memory is None else memory, app_name=app_name)
 
 
-async def _add_as_events(service: Any, entries: Sequence[MemoryEntry], **scope: Any) -> None:
-    """Give `entries` to a google-adk service (or context) that has no `add_memory`, as events."""
-    await service.add_events_to_memory(events=[_event_of(entry) for entry in entries], **scope)
+async def _add_to_adk(target: Any, entries: Sequence[MemoryEntry], **scope: Any) -> None:
+    """Give `entries` to a google-adk service (or context): by its `add_memory`, or as events where it has none."""
+    try:
+        await target.add_memory(memories=[_entry_to_adk(entry) for entry in entries], **scope)
+    except NotImplementedError:
+        await target.add_events_to_memory(events=[_event_of(entry) for entry in entries], **scope)
 
 
 class MemoryFromAdk:
@@ -199,11 +202,7 @@ class MemoryFromAdk:
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Remember `memories` (as events when the service has no `add_memory`)."""
-        scope: dict[str, Any] = {"app_name": app_name, "user_id": user_id, "custom_metadata": custom_metadata}
-        try:
-            await self.service.add_memory(memories=[_entry_to_adk(memory) for memory in memories], **scope)
-        except NotImplementedError:
-            await _add_as_events(self.service, memories, **scope)
+        await _add_to_adk(self.service, memories, app_name=app_name, user_id=user_id, custom_metadata=custom_metadata)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         """The user's memories that match `query`, as the service ranks them."""
@@ -242,13 +241,7 @@ class RunnerMemory:
     ) -> None:
         """Remember `memories` in the Runner's service (as events when it has no `add_memory`)."""
         del app_name, user_id
-        context = self._adk_context
-        try:
-            await context.add_memory(
-                memories=[_entry_to_adk(memory) for memory in memories], custom_metadata=custom_metadata
-            )
-        except NotImplementedError:
-            await _add_as_events(context, memories, custom_metadata=custom_metadata)
+        await _add_to_adk(self._adk_context, memories, custom_metadata=custom_metadata)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         """The ADK user's memories that match `query`."""
