@@ -90,9 +90,9 @@ async def test_invalid_json_in_the_payload_field_rejects_the_call(era: Era) -> N
 @pytest.mark.parametrize("era", ERAS)
 async def test_the_tools_hint_hook_words_the_question_from_the_arguments(era: Era) -> None:
     editor = Editor({"confirm": True})
-    result = await _call(era, editor, "delete_file", {"path": "/tmp/x"})
-    assert result.structured_content == {"result": "deleted /tmp/x"}
-    assert editor.asked[0].message.endswith("Delete /tmp/x?")
+    result = await _call(era, editor, "delete_file", {"path": "notes/x.txt"})
+    assert result.structured_content == {"result": "deleted notes/x.txt"}
+    assert editor.asked[0].message.endswith("Delete notes/x.txt?")
 
 
 @pytest.mark.parametrize("era", ERAS)
