@@ -1,4 +1,5 @@
-"""The HTTP front of a `ToolServer`: streamable HTTP at `/mcp`, SSE at `/sse` + `/messages/`, `GET /healthz`.
+"""The HTTP front of a `ToolServer`: streamable HTTP at `/mcp`, SSE at `/sse` + `/messages/`, `GET /healthz`, and
+the server card at `/mcp/server-card` (`gateway.server.http.server_card`).
 
 Secure by default: DNS-rebinding protection (Host and Origin must be loopback unless more hosts are allowed),
 optional bearer tokens (401 without one; sessions are bound to the token's principal by the SDK's session
@@ -39,6 +40,7 @@ from gateway.server.http._stopping_guard import StoppingGuard
 from gateway.server.http.health import health_endpoint
 from gateway.server.http.host_check import HostCheck
 from gateway.server.http.lane import Lane, LaneSeam
+from gateway.server.http.server_card import ServerCard, server_card_routes
 from gateway.server.http.sessions import DEFAULT_MAX_SESSIONS_PER_CLIENT, DEFAULT_RECLAIM_IDLE_AFTER, HttpSessions
 from gateway.server.identity import connection_id
 from gateway.server.sign_in.gateway_login import GatewayLogin
@@ -215,6 +217,16 @@ def create_app(
     routes: list[Route | Mount] = [
         Route("/healthz", healthz, methods=["GET"]),
         *(resource_metadata_routes(oauth, tool_server.name) if oauth is not None else []),
+        *server_card_routes(
+            ServerCard(
+                tool_server.name,
+                server_version=tool_server.server.version or "",
+                description=tool_server.server.description,
+                token_required=bool(verifiers),
+                oauth=oauth,
+            ),
+            host_check,
+        ),
         *_metrics_routes(
             tool_server,
             sessions,
