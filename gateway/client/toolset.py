@@ -1,8 +1,7 @@
 """`McpToolset`: the tools of a remote MCP server (stdio, SSE or streamable HTTP) as ADK-style tools.
 
-Use it as ADK's own is used — construct, `await get_tools()`, call the tools, `await close()` (from any task) — or
-as an async context manager, whose block then owns the upstream sessions (docs/consuming.md shows both). A toolset
-that is garbage-collected, or still open when `asyncio.run` ends, leaves no stdio child behind.
+Use it as ADK's own is used (construct, `await get_tools()`, call the tools, `await close()` from any task) or as
+an async context manager owning the upstream sessions (docs/consuming.md); none leaves a stdio child behind.
 
 Sessions (`gateway.client.sessions.pool`): one per identity — the `session_key` and the headers `header_provider`
 give a context. One the server forgot (HTTP 404 after a restart) or that died under a call fails that call with a
@@ -14,13 +13,13 @@ until `notifications/tools/list_changed`, modern (2026-07-28) sessions while a `
 open; otherwise for the TTL the server gives the listing (none by default, so every `get_tools` lists again).
 
 Upstream requests (elicitation, sampling, log messages) reach the callbacks given here, or, with
-`forward_client_requests`, the client of the call in flight (`gateway.client.forwarding`). An agent answers an
-elicitation by returning `mcp.types.ElicitResult(action="accept", content={...})` from `elicitation_callback` — for
-example after asking its user — or `action="decline"`.
+`forward_client_requests`, the client of the call in flight (`gateway.client.forwarding`); an elicitation is answered
+with `mcp.types.ElicitResult(action="accept", content={...})` (after asking the user, say) or `action="decline"`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any, TextIO, cast
@@ -42,6 +41,7 @@ from gateway.client.sessions.pool import Declared, HeaderProvider, Mode, Session
 from gateway.client.sessions.slot import SessionSlot
 from gateway.client.sessions.upstream_call import ProgressCallback, call_once
 from gateway.client.sessions.upstream_session import ClientCallbacks, NotificationCallback, UpstreamSession
+from gateway.client.task_consumer import TasksExtension, reporting_progress
 from gateway.client.tool_search import SearchTools
 from gateway.client.tool_selection import ToolSelection, context_free
 from gateway.client.upstream_content import UpstreamContent
@@ -109,6 +109,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
         use_mcp_resources: add the `load_mcp_resource` tool, reading the upstream's resources.
         tool_search: offer `search_tools` and `call_tool` instead of the tools (`gateway.client.tool_search`; needs
             the `search` extra), for a catalog too large to hand an agent whole.
+        enable_tasks: declare Tasks (SEP-2663) to modern upstreams and finish their tasks (`task_consumer`).
     """
 
     def __init__(
@@ -139,6 +140,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
         use_mcp_resources: bool | None = False,
         tool_search: bool = False,
         declared_capabilities: Declared | None = None,
+        enable_tasks: bool = False,
     ) -> None:
         if not connection_params:
             raise ValueError("Missing connection params in McpToolset.")
@@ -166,6 +168,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             sampling=sampling_callback,
             logging=logging_callback,
             notification=notification_callback,
+            extensions=(TasksExtension(),) if enable_tasks else (),
         )
         self.downstream: Downstream | None = None
         """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
@@ -202,7 +205,8 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             return self._callbacks
         # An isolated session belongs to the downstream session that opened it; a shared one to all of them.
         owner = context if self.session_key is not None else None
-        return forwarding_callbacks(slot.active, source=self, downstream=self.downstream, owner=owner)
+        forwarding = forwarding_callbacks(slot.active, source=self, downstream=self.downstream, owner=owner)
+        return dataclasses.replace(forwarding, extensions=self._callbacks.extensions)
 
     # --- tools --------------------------------------------------------------------------------------------------
 
@@ -361,12 +365,11 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
     async def _send_call(
         self, session: UpstreamSession, name: str, args: dict[str, Any], on_progress: ProgressFnT
     ) -> types.CallToolResult:
-        """Send one `tools/call` on `session` (the SDK client's way: its result checked against the tool's schema).
-
-        A sessionless session that sends no key of its own adopts the key the server issued with the result (an
-        adk-mcp-gateway server's `_meta` session key), so the server keeps its session state across calls.
-        """
-        result = await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
+        """Send one `tools/call` on `session` the SDK client's way (its result checked against the tool's schema; a
+        task it is answered with finished). A sessionless session without a key of its own adopts the key the server
+        issued with the result (an adk-mcp-gateway server's `_meta` session key) to keep its session state."""
+        with reporting_progress(on_progress):
+            result = await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
         issued = (result.meta or {}).get(SESSION_META_KEY)
         if session.meta is None and session.modern and isinstance(issued, str):
             session.meta = cast("types.RequestParamsMeta", {SESSION_META_KEY: issued})

@@ -18,7 +18,8 @@ __all__ = ["DeclaringClient"]
 
 
 class DeclaringClient(Client):
-    """`mcp.Client` declaring `declared` (set it before entering) instead of what its callbacks imply."""
+    """`mcp.Client` declaring `declared` (set it before entering) instead of what its callbacks imply (and the
+    extensions it is built with, which it implements itself)."""
 
     declared: types.ClientCapabilities | None = None
 
@@ -26,10 +27,15 @@ class DeclaringClient(Client):
         session = await super()._build_session(exit_stack)  # pyright: ignore[reportPrivateUsage]
         declared = self.declared
         if declared is not None:
+            own = session._build_capabilities  # pyright: ignore[reportPrivateUsage]
 
             def build_capabilities(version: str) -> types.ClientCapabilities:
-                del version  # the same ad at every version: what the downstream client declared
-                return declared
+                # What the downstream client declared, plus the extensions this client implements itself (a
+                # gateway that finishes an upstream's tasks for its client declares the Tasks extension).
+                extensions = own(version).extensions
+                if not extensions:
+                    return declared
+                return declared.model_copy(update={"extensions": {**(declared.extensions or {}), **extensions}})
 
             session._build_capabilities = build_capabilities  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
         return session

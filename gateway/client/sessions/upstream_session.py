@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 import httpx2
 from mcp import Client, MCPError, types
+from mcp.client.extension import ClientExtension
 from mcp.client.session import IncomingMessage, MessageHandlerFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
@@ -47,7 +48,6 @@ _SESSION_HEADER = "mcp-session-id"
 _HTTP_NOT_FOUND = 404
 _HTTP_ERROR = 400
 
-
 NotificationCallback = Callable[[types.ServerNotification], Awaitable[None]]
 """Receives the upstream's change notifications: tool, resource and prompt lists changed, a resource updated."""
 
@@ -71,6 +71,7 @@ class ClientCallbacks:
     notification: NotificationCallback | None = None
     declared: types.ClientCapabilities | None = None
     """Exactly what the session declares (None: what the callbacks given can answer, as the SDK derives it)."""
+    extensions: tuple[ClientExtension, ...] = ()  # SDK client extensions it implements (declared besides)
 
     async def notify(self, notification: types.ServerNotification) -> None:
         """Hand a change notification on; a failing or slow receiver never stalls the session's reader."""
@@ -191,11 +192,8 @@ _CHANGE_NOTIFICATIONS: Final[dict[type, types.ServerNotification]] = {
 
 
 async def _watch_changes(session: UpstreamSession, callbacks: ClientCallbacks) -> None:
-    """Keep a modern session's `subscriptions/listen` stream for list changes open, for as long as it lasts.
-
-    Tool-list changes keep the session's cached listing honest; every change is handed on like a handshake-era
-    session's notifications are.
-    """
+    """Keep a modern session's `subscriptions/listen` stream for list changes open, for as long as it lasts: tool-list
+    changes keep the session's cached listing honest, and every change is handed on as a handshake-era session's are."""
     try:
         async with session.client.listen(
             tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
@@ -273,6 +271,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
         message_handler=handler,
         log_level="debug" if callbacks.logging else None,
         cache=None,
+        extensions=list(callbacks.extensions) or None,
     )
     client.declared = callbacks.declared
     published = False

@@ -1,0 +1,190 @@
+"""Consuming the Tasks extension (SEP-2663) of an upstream: a task handle finished into the call's result.
+
+`TasksExtension` is the SDK client extension a session is built with when its toolset has `enable_tasks`: it
+declares `io.modelcontextprotocol/tasks` (modern-era sessions only: the extension is 2026-07-28 vocabulary) and
+claims the `resultType: "task"` answer of `tools/call`, which `finish_task` then turns into the `CallToolResult`
+the call would have returned: it polls `tasks/get` (honouring the server's `pollIntervalMs`, clamped to
+`POLL_FLOOR`..`POLL_CEILING` seconds, with `Mcp-Name` carrying the task id), reports each poll's status message as
+progress, answers input requests through the session's own elicitation, sampling and roots callbacks (the ones a
+push request or an `InputRequiredResult` reaches) with `tasks/update`, and sends a best-effort `tasks/cancel` when
+the caller gives up (its call is cancelled, or answering fails) before the task ended.
+
+A completed task gives its inlined result (a tool error is `completed` with `isError`), a failed one its JSON-RPC
+error as `MCPError`, one the server cancelled an `isError` result saying so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+from collections.abc import Generator, Sequence
+from typing import Any, Final, Literal
+
+import anyio
+from mcp import ClientSession, MCPError, types
+from mcp.client.context import ClientRequestContext
+from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.shared.dispatcher import ProgressFnT
+
+from gateway.tasks.wire import (
+    TASKS_CANCEL,
+    TASKS_EXTENSION,
+    TASKS_GET,
+    TASKS_UPDATE,
+    CancelTaskParams,
+    CreateTaskResult,
+    DetailedTask,
+    GetTaskParams,
+    TaskAck,
+    UpdateTaskParams,
+)
+
+__all__ = [
+    "POLL_CEILING",
+    "POLL_FLOOR",
+    "ClaimedTask",
+    "TasksExtension",
+    "finish_task",
+    "poll_interval",
+    "reporting_progress",
+]
+
+logger = logging.getLogger(__name__)
+
+POLL_FLOOR: Final = 0.1
+"""The shortest wait between two polls, in seconds, whatever the server suggests."""
+POLL_CEILING: Final = 30.0
+"""The longest wait between two polls, in seconds, whatever the server suggests."""
+_DEFAULT_POLL: Final = 1.0
+_CANCEL_DEADLINE: Final = 5.0
+
+_progress: contextvars.ContextVar[ProgressFnT | None] = contextvars.ContextVar(
+    "adk_mcp_gateway_task_progress", default=None
+)
+
+
+class ClaimedTask(CreateTaskResult, types.Result):
+    """A `CreateTaskResult` as the SDK's result claims want it (a subclass of `mcp.types.Result`)."""
+
+
+class _GetTask(types.Request[GetTaskParams, Literal["tasks/get"]]):
+    method: Literal["tasks/get"] = TASKS_GET
+    name_param = "taskId"
+
+
+class _UpdateTask(types.Request[UpdateTaskParams, Literal["tasks/update"]]):
+    method: Literal["tasks/update"] = TASKS_UPDATE
+    name_param = "taskId"
+
+
+class _CancelTask(types.Request[CancelTaskParams, Literal["tasks/cancel"]]):
+    method: Literal["tasks/cancel"] = TASKS_CANCEL
+    name_param = "taskId"
+
+
+def poll_interval(poll_interval_ms: int | None, previous: float = _DEFAULT_POLL) -> float:
+    """Seconds to wait before the next poll: the server's suggestion clamped, else the last wait."""
+    if poll_interval_ms is None:
+        return previous
+    return min(max(poll_interval_ms / 1000, POLL_FLOOR), POLL_CEILING)
+
+
+@contextlib.contextmanager
+def reporting_progress(on_progress: ProgressFnT | None) -> Generator[None]:
+    """A task a call inside finishes reports its polls to `on_progress` (the claim's resolver has no other way to
+    reach the call's progress callback)."""
+    token = _progress.set(on_progress)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
+
+
+async def finish_task(
+    session: ClientSession, created: CreateTaskResult, *, on_progress: ProgressFnT | None = None
+) -> types.CallToolResult:
+    """Poll the task `created` names until it ends; its outcome as the `tools/call` result it stands for.
+
+    Raises:
+        MCPError: the task failed (its JSON-RPC error), a poll failed, or an input callback refused (`ErrorData`).
+    """
+    task_id = created.task_id
+    wait = poll_interval(created.poll_interval_ms)
+    answered: set[str] = set()
+    polls = 0
+    ended = False
+    try:
+        while True:
+            await anyio.sleep(wait)
+            task = await session.send_request(_GetTask(params=GetTaskParams(task_id=task_id)), DetailedTask)
+            polls += 1
+            wait = poll_interval(task.poll_interval_ms, wait)
+            if task.terminal:
+                ended = True
+                return _outcome(task)
+            if on_progress is not None:
+                await on_progress(float(polls), None, task.status_message or task.status)
+            if task.status == "input_required" and task.input_requests:
+                fresh = {key: request for key, request in task.input_requests.items() if key not in answered}
+                if fresh:
+                    await _answer(session, task_id, fresh)
+                    answered.update(fresh)
+    finally:
+        if not ended:
+            await _cancel(session, task_id)
+
+
+def _outcome(task: DetailedTask) -> types.CallToolResult:
+    if task.status == "completed":
+        result = task.call_result()
+        if result is None:
+            raise MCPError(types.INTERNAL_ERROR, f"Task {task.task_id!r} completed without a result.")
+        return result
+    if task.status == "failed":
+        error = task.error_data()
+        if error is None:
+            raise MCPError(types.INTERNAL_ERROR, f"Task {task.task_id!r} failed: {task.status_message or 'no error'}")
+        raise MCPError.from_error_data(error)
+    why = f": {task.status_message}" if task.status_message else "."
+    return types.CallToolResult(content=[types.TextContent(text=f"The server cancelled the task{why}")], is_error=True)
+
+
+async def _answer(session: ClientSession, task_id: str, requests: dict[str, Any]) -> None:
+    """Answer input requests through the session's callbacks, then send the answers with `tasks/update`."""
+    parsed = types.InputRequiredResult.model_validate(
+        {"resultType": "input_required", "inputRequests": requests}, by_name=False
+    ).input_requests
+    responses: dict[str, Any] = {}
+    for key, request in (parsed or {}).items():
+        meta = request.params.meta if request.params is not None else None
+        context = ClientRequestContext(session=session, request_id=key, meta=meta)
+        response = await session.dispatch_input_request(context, request)
+        if isinstance(response, types.ErrorData):
+            raise MCPError.from_error_data(response)
+        responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
+    params = UpdateTaskParams(task_id=task_id, input_responses=responses)
+    await session.send_request(_UpdateTask(params=params), TaskAck)
+
+
+async def _cancel(session: ClientSession, task_id: str) -> None:
+    """Ask the server to cancel an unfinished task; a failure to is logged, never raised (best effort)."""
+    with anyio.move_on_after(_CANCEL_DEADLINE, shield=True):
+        try:
+            await session.send_request(_CancelTask(params=CancelTaskParams(task_id=task_id)), TaskAck)
+        except Exception as exc:  # noqa: BLE001 - best effort: the caller's own outcome matters more
+            logger.debug("Cancelling task %s failed: %s", task_id, exc)
+
+
+async def _resolve(created: ClaimedTask, context: ClaimContext) -> types.CallToolResult:
+    return await finish_task(context.session, created, on_progress=_progress.get())
+
+
+class TasksExtension(ClientExtension):
+    """Declares the Tasks extension and finishes the tasks `tools/call` answers with (`finish_task`)."""
+
+    identifier = TASKS_EXTENSION
+
+    def claims(self) -> Sequence[ResultClaim[Any]]:
+        """The `resultType: "task"` answer of `tools/call`."""
+        return (ResultClaim(result_type="task", model=ClaimedTask, resolve=_resolve),)
