@@ -27,6 +27,7 @@ from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras
 from gateway.hub.forwarding.fast_lane import FastLane
 from gateway.hub.held_calls import HeldCalls
+from gateway.hub.instructions import UpstreamInstructions
 from gateway.hub.kept_results import KeptResults, cap_result
 from gateway.hub.listen_streams import MAX_LISTEN_STREAMS_PER_CLIENT, ListenStreams
 from gateway.hub.passthrough import Passthrough
@@ -35,7 +36,7 @@ from gateway.hub.upstream_handlers import UpstreamHandlers
 from gateway.hub.upstreams import UpstreamToolset
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import client_declares
-from gateway.server.extension import PendingCall, PlainRequest, RelayedTool, ServerHooks
+from gateway.server.extension import NEVER, PendingCall, PlainRequest, RelayedTool, ServerHooks
 from gateway.server.http.health import redact_reason
 from gateway.server.http.lane import LaneSeam
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
@@ -270,6 +271,12 @@ class Hub:
         session = ANONYMOUS_SESSION if context.session_id.startswith(CALL_SESSION_PREFIX) else context.session_id
         return cap_result(result, limit, self.kept_results, f"{context.user_id}/{session}", tool.name)
 
+    def serving(self, server: ToolServer) -> ToolServer:
+        """`server` (which this hub extends) with what the upstreams' handshakes say added to its own: their
+        instructions (`UpstreamInstructions`)."""
+        server.pipeline.add_answered(UpstreamInstructions(lambda: self.passthrough.upstreams), NEVER)
+        return server
+
     async def __aenter__(self) -> Self:
         """Start holding calls and relaying what the upstreams say outside a call to this server's clients."""
         async with contextlib.AsyncExitStack() as stack:
@@ -358,4 +365,4 @@ def gateway_server(tools: Sequence[ToolUnion], **options: Any) -> ToolServer:
     `options` are `ToolServer`'s keyword arguments.
     """
     hub = Hub([item for item in tools if isinstance(item, McpToolset)])
-    return ToolServer(tools, extension=hub, **options)
+    return hub.serving(ToolServer(tools, extension=hub, **options))

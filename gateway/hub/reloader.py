@@ -351,6 +351,6 @@ def reloading_gateway_server(
         settle=settle,
         pin_store=PinStore(store, config.name),
     )
-    server = ToolServer(reloader.items(), extension=reloader.hub, **options)
+    server = reloader.hub.serving(ToolServer(reloader.items(), extension=reloader.hub, **options))
     reloader.server = server
     return server
