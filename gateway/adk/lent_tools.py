@@ -7,6 +7,10 @@ through elicitation) becomes ADK's `tool_context.request_confirmation`: the call
 `adk_request_confirmation` event, and when the user answers ADK runs the call again, which answers the server's
 question with the user's confirmation. Results are ADK function responses (`mcp_result_to_response`), with image
 and audio parts as genai `Part`s so that ADK's flow hands them to the model as media.
+
+A tool of an `McpToolset(enable_tasks=True)` is long-running, as ADK's `LongRunningFunctionTool`: a call its upstream
+answers with a task (SEP-2663) responds with the task's pending status at once, and `LentToolset.finished` gives the
+final response for the app to send back when the task has ended.
 """
 
 from __future__ import annotations
@@ -24,9 +28,9 @@ from google.adk.tools.base_tool import BaseTool as AdkBaseTool
 from google.adk.tools.base_toolset import BaseToolset as AdkBaseToolset
 from google.adk.tools.tool_context import ToolContext as AdkToolContext
 from google.genai import types as genai_types
-from mcp import types
+from mcp import MCPError, types
 
-from adapters import Media
+from adapters import Media, mcp_result_to_response
 from gateway.adk._forwarding import ForwardToAdk
 from gateway.adk._progress import AdkProgress
 from gateway.adk.auth import auth_config_to_adk
@@ -35,7 +39,7 @@ from gateway.adk.declarations import declaration_to_adk
 from gateway.client import McpToolset
 from gateway.client.credentials.adk_scheme import UserSignIn
 from gateway.client.mcp_tool import McpTool
-from gateway.errors import ServiceNotConfiguredError
+from gateway.errors import ServiceNotConfiguredError, UpstreamUnavailableError
 from gateway.tools import AuthConfig, BaseTool, BaseToolset, ToolContext
 from gateway.tools.confirmation import CONFIRM_FIELD, CONFIRMATION_REQUIRED, is_confirmation_form
 
@@ -198,9 +202,13 @@ class LentTool(AdkBaseTool):
     """One of our tools as a google-adk `BaseTool` (see the module docstring)."""
 
     def __init__(self, tool: BaseTool) -> None:
-        super().__init__(name=tool.name, description=tool.description, is_long_running=tool.is_long_running)
+        toolset = tool.toolset if isinstance(tool, McpTool) else None
+        # A tool its upstream may answer with a task is long-running: its pending status first, its outcome later.
+        tasked = isinstance(toolset, McpToolset) and toolset.runs_as_task(cast("McpTool", tool).raw_mcp_tool)
+        super().__init__(name=tool.name, description=tool.description, is_long_running=tool.is_long_running or tasked)
         self.gateway_tool = tool
-        self._forward = ForwardToAdk(tool.toolset if isinstance(tool, McpTool) else None)
+        self._tasked = tasked
+        self._forward = ForwardToAdk(toolset)
 
     def _get_declaration(self) -> genai_types.FunctionDeclaration | None:
         declaration = self.gateway_tool.get_declaration()
@@ -216,7 +224,11 @@ class LentTool(AdkBaseTool):
             await _take_auth_response(tool_context, auth_config_to_adk(config))
         context = user.context = gateway_tool_context(tool_context, user, _credential_keys(config))
         context.progress_sink = AdkProgress(self.name, tool_context)
-        response = await self.gateway_tool.run_async(args=args, tool_context=context)
+        tool = self.gateway_tool
+        if self._tasked and isinstance(tool, McpTool):
+            response = await tool.start_async(args=args, tool_context=context)
+        else:
+            response = await tool.run_async(args=args, tool_context=context)
         if user.asked:
             # The server's answer to our withdrawal is not the tool's: the call awaits the ADK user's confirmation.
             response = {"error": CONFIRMATION_REQUIRED}
@@ -270,6 +282,27 @@ class LentToolset(AdkBaseToolset):
         keys = _credential_keys(sign_in_config(self.gateway_toolset))
         tools = await self.gateway_toolset.get_tools_with_prefix(gateway_readonly_context(readonly_context, keys))
         return [self._lend(tool) for tool in tools]
+
+    async def finished(
+        self, pending: genai_types.FunctionResponse, readonly_context: AdkReadonlyContext | None = None
+    ) -> genai_types.FunctionResponse:
+        """The final response of a call whose pending status was `pending` (an upstream's task, `task_id` in it).
+
+        Waits until the task ended; send the answer to the Runner as the user's message (ADK's way to resume a
+        long-running call), e.g. `Content(role="user", parts=[Part(function_response=answer)])`.
+        """
+        toolset = self.gateway_toolset
+        task_id = (pending.response or {}).get("task_id")
+        if not isinstance(toolset, McpToolset) or not isinstance(task_id, str):
+            raise ValueError(f"{pending.name!r} did not start a task of this toolset's upstream.")
+        try:
+            result = await toolset.finish_task(task_id, gateway_readonly_context(readonly_context, ()))
+            response: Any = adk_media(mcp_result_to_response(result))
+        except MCPError as exc:
+            response = {"error": f"MCP tool execution failed: {exc}"}
+        except UpstreamUnavailableError as exc:
+            response = {"error": str(exc)}
+        return genai_types.FunctionResponse(id=pending.id, name=pending.name, response=response)
 
     async def close(self) -> None:
         """Close our toolset (an `McpToolset` ends its sessions and child processes)."""

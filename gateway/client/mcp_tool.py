@@ -13,12 +13,14 @@ from adapters.event_actions import actions_from_meta
 from adapters.meta_keys import LONG_RUNNING_META_KEY
 from gateway.client.credentials.adk_scheme import SignInRequired
 from gateway.client.relayed_round import RelayedRound
+from gateway.client.upstream_tasks import UpstreamTasks
 from gateway.errors import CredentialError, UpstreamUnavailableError
+from gateway.tasks.wire import CreateTaskResult
 from gateway.tools import BaseTool, ToolContext
 from gateway.tools.confirmation import confirmation_gate
 from gateway.tools.function_tool import ConfirmationPolicy, call_predicate
 
-__all__ = ["PENDING_USER_AUTHORIZATION", "McpTool", "ToolCaller", "restore_actions"]
+__all__ = ["PENDING_USER_AUTHORIZATION", "McpTool", "ToolCaller", "pending_task_response", "restore_actions"]
 
 PENDING_USER_AUTHORIZATION = "Pending User Authorization."
 """What a call answers while the user's sign-in is requested (ADK's `BaseAuthenticatedTool` says the same)."""
@@ -145,13 +147,32 @@ class McpTool(BaseTool):
         `tool_context=None` (as ADK's documented MCP-server recipe passes) runs it with a fresh context: progress
         is kept in its `ProgressLog`, and questions from the upstream are declined.
         """
+        return await self._respond(args, tool_context, self._toolset.call_tool)
+
+    async def start_async(self, *, args: dict[str, Any], tool_context: ToolContext | None) -> dict[str, Any]:
+        """`run_async` in the form of ADK's long-running tools: a task the upstream answers with (SEP-2663, with
+        `enable_tasks`) is not waited for; the response is its pending status (`pending_task_response`), and the
+        toolset's `finish_task` gives its outcome later."""
+        toolset = self._toolset
+        return await self._respond(
+            args, tool_context, toolset.start_tool if isinstance(toolset, UpstreamTasks) else toolset.call_tool
+        )
+
+    async def _respond(
+        self,
+        args: dict[str, Any],
+        tool_context: ToolContext | None,
+        send: Callable[[str, dict[str, Any], ToolContext], Awaitable[types.CallToolResult | CreateTaskResult]],
+    ) -> dict[str, Any]:
         if tool_context is None:
             tool_context = ToolContext()
         refusal = await self._refusal(args, tool_context)
         if refusal is not None:
             return {"error": refusal}
         try:
-            result = await self._toolset.call_tool(self._mcp_tool.name, args, tool_context)
+            result = await send(self._mcp_tool.name, args, tool_context)
+            if isinstance(result, CreateTaskResult):
+                return pending_task_response(result)
         except MCPError as exc:
             return {"error": f"MCP tool execution failed: {exc}"}
         except SignInRequired as exc:
@@ -165,6 +186,15 @@ class McpTool(BaseTool):
             return {"error": f"Unexpected error during MCP tool execution: {exc}"}
         restore_actions(result, tool_context)
         return mcp_result_to_response(result)
+
+
+def pending_task_response(task: CreateTaskResult) -> dict[str, Any]:
+    """ADK's function response for a call the upstream answered with a task: its status and id (the long-running
+    tool's pending status; the task's outcome follows as the call's final response)."""
+    response: dict[str, Any] = {"status": task.status, "task_id": task.task_id}
+    if task.status_message:
+        response["message"] = task.status_message
+    return response
 
 
 def restore_actions(result: types.CallToolResult, tool_context: ToolContext) -> None:

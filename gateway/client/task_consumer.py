@@ -44,7 +44,9 @@ __all__ = [
     "POLL_CEILING",
     "POLL_FLOOR",
     "ClaimedTask",
+    "TaskStarted",
     "TasksExtension",
+    "deferring",
     "finish_task",
     "poll_interval",
     "reporting_progress",
@@ -62,6 +64,15 @@ _CANCEL_DEADLINE: Final = 5.0
 _progress: contextvars.ContextVar[ProgressFnT | None] = contextvars.ContextVar(
     "adk_mcp_gateway_task_progress", default=None
 )
+_deferred: contextvars.ContextVar[bool] = contextvars.ContextVar("adk_mcp_gateway_task_deferred", default=False)
+
+
+class TaskStarted(Exception):
+    """Raised out of a call made inside `deferring()` that the server answered with a task (not finished here)."""
+
+    def __init__(self, task: CreateTaskResult) -> None:
+        super().__init__(task.task_id)
+        self.task = task
 
 
 class ClaimedTask(CreateTaskResult, types.Result):
@@ -91,6 +102,16 @@ def poll_interval(poll_interval_ms: int | None, previous: float = _DEFAULT_POLL)
 
 
 @contextlib.contextmanager
+def deferring() -> Generator[None]:
+    """A call inside that the server answers with a task raises `TaskStarted` instead of polling it to its end."""
+    token = _deferred.set(True)
+    try:
+        yield
+    finally:
+        _deferred.reset(token)
+
+
+@contextlib.contextmanager
 def reporting_progress(on_progress: ProgressFnT | None) -> Generator[None]:
     """A task a call inside finishes reports its polls to `on_progress` (the claim's resolver has no other way to
     reach the call's progress callback)."""
@@ -102,15 +123,20 @@ def reporting_progress(on_progress: ProgressFnT | None) -> Generator[None]:
 
 
 async def finish_task(
-    session: ClientSession, created: CreateTaskResult, *, on_progress: ProgressFnT | None = None
+    session: ClientSession,
+    task_id: str,
+    *,
+    poll_interval_ms: int | None = None,
+    on_progress: ProgressFnT | None = None,
 ) -> types.CallToolResult:
-    """Poll the task `created` names until it ends; its outcome as the `tools/call` result it stands for.
+    """Poll task `task_id` until it ends; its outcome as the `tools/call` result it stands for.
+
+    `poll_interval_ms` is the server's suggestion from the task's creation.
 
     Raises:
         MCPError: the task failed (its JSON-RPC error), a poll failed, or an input callback refused (`ErrorData`).
     """
-    task_id = created.task_id
-    wait = poll_interval(created.poll_interval_ms)
+    wait = poll_interval(poll_interval_ms)
     answered: set[str] = set()
     polls = 0
     ended = False
@@ -177,7 +203,11 @@ async def _cancel(session: ClientSession, task_id: str) -> None:
 
 
 async def _resolve(created: ClaimedTask, context: ClaimContext) -> types.CallToolResult:
-    return await finish_task(context.session, created, on_progress=_progress.get())
+    if _deferred.get():
+        raise TaskStarted(created)
+    return await finish_task(
+        context.session, created.task_id, poll_interval_ms=created.poll_interval_ms, on_progress=_progress.get()
+    )
 
 
 class TasksExtension(ClientExtension):

@@ -41,11 +41,11 @@ from gateway.client.sessions.pool import Declared, HeaderProvider, Mode, Session
 from gateway.client.sessions.slot import SessionSlot
 from gateway.client.sessions.upstream_call import ProgressCallback, call_once
 from gateway.client.sessions.upstream_session import ClientCallbacks, NotificationCallback, UpstreamSession
-from gateway.client.task_consumer import TasksExtension, reporting_progress
 from gateway.client.tool_search import SearchTools
 from gateway.client.tool_selection import ToolSelection, context_free
 from gateway.client.upstream_content import UpstreamContent
 from gateway.client.upstream_sessions import UpstreamSessions
+from gateway.client.upstream_tasks import UpstreamTasks, reporting_progress, task_extensions
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tools import (
     AuthConfig,
@@ -64,7 +64,7 @@ __all__ = ["HeaderProvider", "McpToolset", "ProgressCallback"]
 logger = logging.getLogger(__name__)
 
 
-class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
+class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent, UpstreamTasks):
     """The tools of one upstream MCP server.
 
     Args:
@@ -168,7 +168,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent):
             sampling=sampling_callback,
             logging=logging_callback,
             notification=notification_callback,
-            extensions=(TasksExtension(),) if enable_tasks else (),
+            extensions=task_extensions(enable_tasks),
         )
         self.downstream: Downstream | None = None
         """With `forward_client_requests`: where roots requests and change notifications go (set by the gateway)."""
