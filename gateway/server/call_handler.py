@@ -36,6 +36,7 @@ from gateway.server.session_registry import SessionRegistry
 from gateway.server.sign_in.credential_requests import ServerCredentials
 from gateway.server.spent_rounds import SpentRounds
 from gateway.server.state_attempts import StateAttempts
+from gateway.server.tasks import ServedTasks, TaskFeatures
 from gateway.server.tool_call import Invoke, ToolCall, error_result, schema_errors
 from gateway.server.tool_listing import ToolListing
 from gateway.state import StateScope, StateStore
@@ -69,6 +70,7 @@ class ToolCalls:
     _log_levels: SessionRecords[types.LoggingLevel]
     _state_attempts: StateAttempts
     _spent_rounds: SpentRounds
+    tasks: ServedTasks
 
     @property
     def active_calls(self) -> int:
@@ -180,14 +182,15 @@ class ToolCalls:
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         with self.running_call() as scope, scope:
             return await self._call_tool(ctx, params)
         raise self._running_calls.stopped_error()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
+        """The call's result; or, for a call that runs as an MCP task, its `CreateTaskResult` (wire form)."""
         earlier = RoundState.parse(params.request_state)
         identity = identify(ctx, call=True, carried=None if earlier.session is None else earlier.session.session_key)
         earlier.check_session(identity)
@@ -210,7 +213,7 @@ class ToolCalls:
             ) from None
         note_tool(entry.tool.name, entry.upstream)
         arguments = dict(params.arguments or {})
-        features = McpClientFeatures(
+        features = TaskFeatures(
             ctx,
             params,
             earlier=earlier,
@@ -235,12 +238,15 @@ class ToolCalls:
             errors = schema_errors(entry.mcp_tool.input_schema, arguments)
             if errors:
                 return error_result(f"Invalid arguments for {params.name}():\n" + "\n".join(errors))
+        as_task = self.tasks.wanted(ctx, params.name, entry.tool.task_support)
         try:
-            result = await run()
+            result = await (self.tasks.start(identity, params.name, features, run) if as_task else run())
         except InputRequired as needed:
             return types.InputRequiredResult(
                 input_requests={needed.key: needed.request}, request_state=features.request_state()
             )
+        if isinstance(result, dict):
+            return result  # the call runs on as a task
         if any(isinstance(block, types.ResourceLink) and parse_artifact_uri(block.uri) for block in result.content):
             await self.artifact_resources.announce(ctx, identity)
         await self._announce_changes(ctx, identity)

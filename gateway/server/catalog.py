@@ -96,9 +96,13 @@ def _to_mcp_tool(tool: BaseTool) -> types.Tool | None:
     if declaration is None:
         return None
     confirms = isinstance(tool, FunctionTool) and tool.require_confirmation is not False
-    return declaration_to_mcp_tool(
+    described = declaration_to_mcp_tool(
         declaration, long_running=tool.is_long_running, destructive=True if confirms else None
     )
+    support = tool.task_support
+    if support == "forbidden":
+        return described
+    return described.model_copy(update={"execution": types.ToolExecution(task_support=support)})
 
 
 class ToolCatalog:

@@ -37,12 +37,23 @@ from gateway.server.session_registry import SessionRegistry
 from gateway.server.sign_in.credential_requests import DEFAULT_SIGN_IN_TIMEOUT, ServerCredentials
 from gateway.server.spent_rounds import SpentRounds
 from gateway.server.state_attempts import StateAttempts
+from gateway.server.tasks import ServedTasks, TaskSettings
 from gateway.server.tool_call import CONFIRM_FIELD
 from gateway.server.tool_listing import ToolListing
 from gateway.server.toolset_owners import ToolsetOwners
 from gateway.state import InMemoryStateStore, SqliteMemoryService, StateStore
 from gateway.state.long_term_memory import default_memory_service
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
+from gateway.tasks.placement import task_store_for
+from gateway.tasks.wire import (
+    TASKS_CANCEL,
+    TASKS_EXTENSION,
+    TASKS_GET,
+    TASKS_UPDATE,
+    CancelTaskParams,
+    GetTaskParams,
+    UpdateTaskParams,
+)
 from gateway.tools import (
     ArtifactService,
     BaseTool,
@@ -91,6 +102,8 @@ class ToolServer(ToolCalls):
         sign_in_timeout: seconds a call waits for its user to finish signing in.
         policy: which principal may use which tool, resource and prompt, and how often (`gateway.server.policy.rules`);
             None allows everything.
+        tasks: how a long-running tool's calls run as MCP tasks for clients that declared the tasks extension
+            (TTL, poll interval, ...: `gateway.server.tasks.TaskSettings`); its tasks live beside the state.
         tool_search: when `tools/list` offers `search_tools` and `call_tool` instead of the whole catalog
             (`gateway.server.search.tool_search`); None: never.
 
@@ -118,6 +131,7 @@ class ToolServer(ToolCalls):
         sign_in_timeout: float = DEFAULT_SIGN_IN_TIMEOUT,
         policy: Policy | None = None,
         tool_search: ToolSearchSettings | None = None,
+        tasks: TaskSettings | None = None,
     ) -> None:
         self.name = name
         self.catalog = ToolCatalog(tools, describe=extension.describe if extension is not None else None)
@@ -163,10 +177,17 @@ class ToolServer(ToolCalls):
                 version=version,
                 instructions=instructions,
                 on_list_tools=self._on_list_tools,
-                on_call_tool=self._on_call_tool,
                 on_set_logging_level=self._on_set_logging_level,
                 **extra_handlers,
             )
+        # Registered here, not in the constructor: a call's answer may also be a task (`CreateTaskResult`).
+        self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
+        self.tasks = ServedTasks(task_store_for(self.state_store), name, tasks)
+        """The calls running as MCP tasks, and their `tasks/*` handlers."""
+        self.server.add_request_handler(TASKS_GET, GetTaskParams, self.tasks.on_get)
+        self.server.add_request_handler(TASKS_UPDATE, UpdateTaskParams, self.tasks.on_update)
+        self.server.add_request_handler(TASKS_CANCEL, CancelTaskParams, self.tasks.on_cancel)
+        self.server.extensions[TASKS_EXTENSION] = {}
         self.observation = RequestObservation()
         """Every request, seen once (metrics, the request log and the trace's attributes hang on it)."""
         self.observation.observers.append(RequestLog())
@@ -328,6 +349,7 @@ class ToolServer(ToolCalls):
         """Open the toolsets that hold connections (an `McpToolset`'s upstream sessions live this long)."""
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(self._owners)
+            await stack.enter_async_context(self.tasks)
             for item in self.catalog.items:
                 if isinstance(item, BaseToolset):
                     await self._owners.open(item)
@@ -358,6 +380,7 @@ class ToolServer(ToolCalls):
             await stack.aclose()
         with anyio.CancelScope(shield=True):
             await self.catalog.aclose()
+            await self.tasks.aclose()
             await self.state_store.aclose()
             if self._own_artifacts and isinstance(self.artifact_service, StoredArtifactService):
                 await self.artifact_service.aclose()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from adapters import FunctionDeclaration
 from gateway.errors import ToolDefinitionError
@@ -66,6 +66,13 @@ class BaseTool:
         tools that say no here run in parallel with everything.
         """
         return True
+
+    @property
+    def task_support(self) -> Literal["forbidden", "optional", "required"]:
+        """Whether a call may run as an MCP task (SEP-2663 `execution.taskSupport`; default: `optional` for a
+        long-running tool, else `forbidden`). `required`: only as a task (a modern-era client that did not declare
+        the tasks extension is refused)."""
+        return "optional" if self.is_long_running else "forbidden"
 
     @property
     def needs_credentials(self) -> bool:
