@@ -86,6 +86,8 @@ class UpstreamToolset(McpToolset):
             mode=self._mode,
             credential=credential,
             declared_capabilities=self._declared if config.session_policy == "isolated" else None,
+            # The gateway finishes a task an upstream answers with (SEP-2663) for a client that gets a plain call.
+            enable_tasks=True,
         )
         self._pool.limits = SessionLimits(
             total=config.max_sessions,

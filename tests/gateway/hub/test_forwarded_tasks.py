@@ -1,0 +1,47 @@
+"""An upstream that answers calls with tasks (SEP-2663) behind the gateway, for clients that get a plain call.
+
+A handshake-era client cannot hold a task: the gateway polls the upstream's task for it and answers its
+`tools/call` with the task's result, each poll's status reaching the client as progress. The upstream
+(`tests/gateway/client/tasks_upstream.py`) speaks only what a 2026-07-28 session asks for, and advances a task
+only when it is polled.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+from hub_harness import connect, gateway_http, write_config
+from mcp import types
+
+from tests.gateway.client.tasks_upstream import TaskLog, http_app
+from tests.support.deadlines import DEADLINE
+from tests.support.loopback import serving_asgi
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_handshake_era_client_gets_an_upstream_tasks_result_with_progress(tmp_path: Path) -> None:
+    log = TaskLog()
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        del total
+        progress.append((value, message))
+
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with gateway_http(config) as base_url, connect(base_url, "legacy") as client:
+            assert client.protocol_version == "2025-11-25"
+            with anyio.fail_after(DEADLINE):
+                result = await client.call_tool("jobs_slow_add", {"a": 2, "b": 3}, progress_callback=on_progress)
+    assert not result.is_error
+    assert result.structured_content == {"sum": 5}
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "5"
+    # The upstream made a task of it (the gateway declared the extension), polled to its end.
+    (task_id,) = log.tasks
+    assert log.tasks[task_id].status == "completed"
+    assert not log.plain_calls
+    assert progress == [(1.0, "working"), (2.0, "working")]
