@@ -24,11 +24,10 @@ import anyio
 from mcp import types
 
 from adapters import declaration_to_mcp_tool
-from gateway.adk.acceptance import as_tool
 from gateway.errors import ToolNotFoundError, UpstreamUnavailableError
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext
 from gateway.tools.function_tool import FunctionTool
-from gateway.tools.tool_union import ToolUnion
+from gateway.tools.tool_union import ToolUnion, as_tool
 
 __all__ = ["CatalogEntry", "CatalogView", "ToolCatalog"]
 
