@@ -29,15 +29,14 @@ from opentelemetry import trace
 
 from gateway.server.catalog import CatalogEntry
 from gateway.server.client_features import McpClientFeatures
+from gateway.server.http.lane import LaneSeam, RawInvoke, RelayedTool
 from gateway.server.identity import CallIdentity
 from gateway.server.tool_call import Invoke
-from gateway.tools import BaseTool, ReadonlyContext, ToolContext
+from gateway.tools import BaseTool, ReadonlyContext
 from gateway.tools.tool_union import ToolUnion
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
-
-    from gateway.server.http.lane import LaneSeam
 
 __all__ = [
     "CALLS",
@@ -61,9 +60,6 @@ ContextOf = Callable[[ServerRequestContext[Any, Any]], Awaitable[ReadonlyContext
 """The caller of a request as a `ReadonlyContext` (its scoped state loaded)."""
 Pager = Callable[[list[Any], types.PaginatedRequestParams | None, str], tuple[list[Any], str | None]]
 """One page of a merged listing, by the request's cursor (`method` names the listing in errors)."""
-RawInvoke = Callable[[dict[str, Any], ToolContext], Awaitable[dict[str, Any]]]
-"""Run a call (its arguments, its `ToolContext`) and give the `CallToolResult` in its wire form, as the JSON object
-the client receives (the fast lane, `gateway.hub.forwarding.fast_lane`)."""
 
 
 @dataclass(frozen=True)
@@ -89,15 +85,6 @@ class PendingCall:
     run: Callable[[Invoke | None], Awaitable[types.CallToolResult]]
     """Run the call the server's way (a `ToolContext`, confirmation, state), the tool run by the `Invoke` given
     (None: `run_async`, its response made a `CallToolResult` by the adapters)."""
-
-
-@dataclass(frozen=True)
-class RelayedTool:
-    """How the fast lane runs a call of one of the extension's tools (`ServerExtension.relayed_call`)."""
-
-    invoke: RawInvoke
-    client_can: Callable[[types.ClientCapabilities], bool]
-    """Whether the calling session's client declared a capability (for what the upstream asks mid-call)."""
 
 
 class ServerExtension(Protocol):

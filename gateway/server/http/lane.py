@@ -10,7 +10,7 @@ one question of the plain path (`gateway.server.extension.CallPipeline`) before 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -20,12 +20,25 @@ from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.types import ASGIApp, Scope
 
 from gateway.server.catalog import CatalogEntry
-from gateway.server.extension import RelayedTool
 from gateway.server.http.sessions import HttpSessions
 from gateway.server.identity import CallIdentity
 from gateway.server.observe.observation import RequestObservation
+from gateway.tools import ToolContext
 
-__all__ = ["Lane", "LaneSeam", "PlainPath"]
+__all__ = ["Lane", "LaneSeam", "PlainPath", "RawInvoke", "RelayedTool"]
+
+RawInvoke = Callable[[dict[str, Any], ToolContext], Awaitable[dict[str, Any]]]
+"""Run a call (its arguments, its `ToolContext`) and give the `CallToolResult` in its wire form, as the JSON object
+the client receives (the fast lane, `gateway.hub.forwarding.fast_lane`)."""
+
+
+@dataclass(frozen=True)
+class RelayedTool:
+    """How a lane runs a call of one of the extension's tools (`ServerExtension.relayed_call`)."""
+
+    invoke: RawInvoke
+    client_can: Callable[[types.ClientCapabilities], bool]
+    """Whether the calling session's client declared a capability (for what the upstream asks mid-call)."""
 
 
 class PlainPath(Protocol):
