@@ -1,5 +1,6 @@
 """adk-mcp-gateway: ADK-style tools and the Model Context Protocol, both ways."""
 
+from gateway.adk.acceptance import as_tool
 from gateway.client import (
     McpTool,
     MCPToolset,
@@ -34,7 +35,7 @@ from gateway.tools import (
     ToolContext,
     ToolPredicate,
 )
-from gateway.tools.tool_union import ToolUnion, as_tool
+from gateway.tools.tool_union import ToolUnion
 
 __all__ = [
     "ArtifactService",

@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 from typing import Final
 
+from gateway.adk.acceptance import as_memory_service
 from gateway.config.references import load_object
 from gateway.errors import ConfigError
 from gateway.state import SqliteMemoryService
 from gateway.tools import MemoryService
-from gateway.tools.memory_service import as_memory_service
 
 __all__ = ["memory_service_from_config"]
 

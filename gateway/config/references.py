@@ -13,9 +13,9 @@ from types import ModuleType
 from typing import cast
 
 from gateway.adk import adk_kind, from_adk, require_adk
+from gateway.adk.acceptance import as_tool
 from gateway.errors import ConfigError, MissingExtraError, ToolDefinitionError
 from gateway.tools import BaseTool, BaseToolset
-from gateway.tools.tool_union import as_tool
 
 __all__ = ["load_agent", "load_object", "load_tools"]
 

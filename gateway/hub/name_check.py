@@ -11,10 +11,11 @@ from typing import Final
 
 import anyio
 
+from gateway.adk.acceptance import as_tool
 from gateway.client import McpToolset
 from gateway.errors import NameConflictError, UpstreamUnavailableError
 from gateway.tools import BaseToolset, ReadonlyContext
-from gateway.tools.tool_union import ToolUnion, as_tool
+from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["CONFLICT_FIX", "NAME_CHECK_SECONDS", "check_names_at_start", "local_tool_names", "name_conflicts"]
 

@@ -35,6 +35,7 @@ from typing import Any, Final, Self
 import anyio
 import anyio.abc
 
+from gateway.adk.acceptance import as_tool
 from gateway.client import McpToolset
 from gateway.config import GatewayConfig, load_config
 from gateway.config.access import policy_of
@@ -46,7 +47,7 @@ from gateway.hub.upstreams import UpstreamToolset, local_tools, tool_reference, 
 from gateway.server.tool_server import ToolServer
 from gateway.state import InMemoryStateStore
 from gateway.tools import BaseTool, BaseToolset
-from gateway.tools.tool_union import ToolUnion, as_tool
+from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["ConfigReloader", "Reload", "reloading_gateway_server"]
 

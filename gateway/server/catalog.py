@@ -24,10 +24,11 @@ import anyio
 from mcp import types
 
 from adapters import declaration_to_mcp_tool
+from gateway.adk.acceptance import as_tool
 from gateway.errors import ToolNotFoundError, UpstreamUnavailableError
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext
 from gateway.tools.function_tool import FunctionTool
-from gateway.tools.tool_union import ToolUnion, as_tool
+from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["CatalogEntry", "CatalogView", "ToolCatalog"]
 

@@ -19,6 +19,7 @@ from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 
+from gateway.adk.acceptance import as_memory_service
 from gateway.artifacts import DEFAULT_MAX_ARTIFACT_BYTES, StoredArtifactService, artifact_service_for
 from gateway.server.call_handler import ToolCalls
 from gateway.server.catalog import CatalogEntry, ToolCatalog
@@ -61,7 +62,6 @@ from gateway.tools import (
     MemoryService,
     ReadonlyContext,
 )
-from gateway.tools.memory_service import as_memory_service
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["CONFIRM_FIELD", "ToolServer"]

@@ -8,7 +8,7 @@ unchanged (`memory.content.parts[0].text`); a plain string, a genai `Content` an
 are accepted too.
 
 `gateway.state.SqliteMemoryService` is the default service (full-text search in the state's SQLite file);
-`gateway.adk` adapts google-adk's memory services to this seam and back.
+`gateway.adk` adapts google-adk's memory services to this seam and back (`gateway.adk.acceptance.as_memory_service`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ __all__ = [
     "MemoryPart",
     "MemoryService",
     "SearchMemoryResponse",
-    "as_memory_service",
     "memory_entry",
 ]
 
@@ -145,25 +144,3 @@ class MemoryService(Protocol):
             ServiceNotConfiguredError: the service sees no conversation there (`NO_SESSION_CONVERSATION`).
         """
         ...
-
-
-def as_memory_service(service: object) -> MemoryService:
-    """`service` as our `MemoryService`: ours as it is, google-adk's (`InMemoryMemoryService`, any
-    `BaseMemoryService`) through `gateway.adk.memory_bridge.MemoryFromAdk`.
-
-    Raises:
-        TypeError: `service` is neither.
-    """
-    from gateway.adk import is_memory_service
-
-    if is_memory_service(service):
-        # Only a google-adk object gets here, so google-adk is installed.
-        from gateway.adk.memory_bridge import MemoryFromAdk
-
-        return MemoryFromAdk(cast("Any", service))
-    if isinstance(service, MemoryService):
-        return service
-    raise TypeError(
-        f"A memory service is ours (gateway.tools.MemoryService: search_memory, add_memory, ...) or google-adk's "
-        f"BaseMemoryService, got {type(service).__name__}: {service!r:.80}"
-    )

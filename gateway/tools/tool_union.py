@@ -18,26 +18,16 @@ ToolUnion = Callable[..., Any] | BaseTool | BaseToolset
 
 
 def as_tool(item: object) -> BaseTool | BaseToolset:
-    """Turn one `ToolUnion` member into a tool or toolset.
+    """Turn one `ToolUnion` member of our own tool model into a tool or toolset: a callable becomes a `FunctionTool`.
 
-    A google-adk tool, toolset or agent goes through the `adk` bridge (`gateway.adk.from_adk`).
+    A google-adk object is accepted one floor up, by `gateway.adk.acceptance.as_tool` (which the server, a config
+    and the hub call, and `gateway.as_tool` is), so this package never imports the bridge.
 
     Raises:
-        ToolDefinitionError: `item` is a class, not callable at all, or a google-adk tool the model runs itself.
-        MissingExtraError: `item` is a google-adk object but the bridge cannot import google-adk.
+        ToolDefinitionError: `item` is a class or not callable at all.
     """
     if isinstance(item, BaseTool | BaseToolset):
         return item
-    # Imported here: the bridge is optional, and it builds on this package.
-    from gateway.adk import MODEL_SIDE_HINT, adk_kind, from_adk, is_code_executor
-
-    if adk_kind(item) is not None:
-        return from_adk(item)
-    if is_code_executor(item):
-        raise ToolDefinitionError(
-            f"{type(item).__name__} is a google-adk code executor (LlmAgent(code_executor=...)), not a tool, and "
-            f"cannot be served over MCP: {MODEL_SIDE_HINT}."
-        )
     if inspect.isclass(item):
         raise ToolDefinitionError(
             f"{item.__qualname__} is a class, not a tool: pass an instance (a BaseTool, a BaseToolset or a "
