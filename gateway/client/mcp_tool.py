@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from mcp import MCPError, types
 
@@ -13,6 +13,7 @@ from adapters.event_actions import actions_from_meta
 from adapters.meta_keys import LONG_RUNNING_META_KEY
 from gateway.client.credentials.adk_scheme import SignInRequired
 from gateway.client.relayed_round import RelayedRound
+from gateway.client.tool_caller import ToolCaller
 from gateway.client.upstream_tasks import UpstreamTasks
 from gateway.errors import CredentialError, UpstreamUnavailableError
 from gateway.tasks.wire import CreateTaskResult
@@ -28,20 +29,6 @@ PENDING_USER_AUTHORIZATION = "Pending User Authorization."
 logger = logging.getLogger(__name__)
 
 _Result = TypeVar("_Result")
-
-
-class ToolCaller(Protocol):
-    """What sends an upstream tool's `tools/call` (an `McpToolset`)."""
-
-    async def call_tool(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> types.CallToolResult:
-        """Call the upstream tool `name` (its name on the upstream) and return its result as sent."""
-        ...
-
-    async def call_tool_round(
-        self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """One round of a call relayed from a modern client; an `InputRequiredResult` returned as sent."""
-        ...
 
 
 class McpTool(BaseTool):

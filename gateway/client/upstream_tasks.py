@@ -21,7 +21,7 @@ from gateway.tasks.wire import CreateTaskResult
 from gateway.tools import ReadonlyContext, ToolContext
 
 if TYPE_CHECKING:
-    from gateway.client.mcp_tool import ToolCaller
+    from gateway.client.tool_caller import ToolCaller
 
 __all__ = ["UpstreamTasks", "reporting_progress", "task_extensions"]
 
