@@ -26,6 +26,7 @@ SERVER_WINGS = ("auth", "http", "observe", "policy", "resources", "search", "sig
 """The server's wings, each a package of its own concern beside the core of serving local tools."""
 MAX_MODULES_PER_FOLDER = 20
 FORBIDDEN_IN_OAUTH = ("gateway.client", "gateway.hub", "gateway.server")
+FORBIDDEN_IN_TOOLS = ("gateway.adk", "gateway.client", "gateway.hub", "gateway.server")
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -39,6 +40,67 @@ def _imported_modules(path: Path) -> set[str]:
             # `from mcp import client` imports the submodule too.
             modules.update(f"{node.module}.{alias.name}" for alias in node.names)
     return modules
+
+
+def _module_names(root: Path, package: str) -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for path in (root / package).rglob("*.py"):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def _circles(root: Path, package: str) -> list[list[str]]:
+    """The import circles among the modules of `package`, lazy and type-checking imports included."""
+    modules = _module_names(root, package)
+
+    def home(name: str) -> str | None:
+        # `from a.b import c` names module `a.b.c` when there is one, else `a.b` (nearest module that exists).
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        targets: set[str | None] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets.update(home(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.update(home(f"{node.module}.{alias.name}") for alias in node.names)
+        graph[module] = {target for target in targets if target is not None and target != module}
+
+    # Tarjan's strongly connected components, iteratively: a component of two or more modules is a circle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, edges = work[-1]
+            following = next(edges, None)
+            if following is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+            elif following not in index:
+                index[following] = low[following] = len(index)
+                stack.append(following)
+                work.append((following, iter(sorted(graph[following]))))
+            elif following in stack:
+                low[node] = min(low[node], index[following])
+    return circles
 
 
 def _violations(package: str, forbidden: tuple[str, ...]) -> list[str]:
@@ -127,3 +189,26 @@ def test_the_shared_tool_index_imports_neither_side() -> None:
 
 def test_upstream_sessions_know_nothing_of_the_hub() -> None:
     assert _violations("gateway/client", ("gateway.hub",)) == []
+
+
+def test_the_tool_model_imports_neither_the_adk_bridge_nor_either_side() -> None:
+    # google-adk's objects are accepted one floor up (`gateway.adk.acceptance`): the bridge builds on the tool model.
+    assert _violations("gateway/tools", FORBIDDEN_IN_TOOLS) == []
+
+
+def test_no_modules_of_the_house_import_each_other_in_a_circle() -> None:
+    assert _circles(ROOT, "gateway") == []
+    assert _circles(ROOT, "adapters") == []
+
+
+def test_the_circle_check_catches_a_circle_through_a_lazy_or_type_checking_import(tmp_path: Path) -> None:
+    package = tmp_path / "house"
+    (package / "wing").mkdir(parents=True)
+    (package / "__init__.py").write_text('"""A house."""\n', encoding="utf-8")
+    (package / "wing" / "__init__.py").write_text("from house.wing.b import B\n", encoding="utf-8")
+    (package / "a.py").write_text("def f():\n    from house.wing import B\n", encoding="utf-8")
+    (package / "wing" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from house import a\nB = 1\n", encoding="utf-8"
+    )
+    (package / "apart.py").write_text("import house.a\n", encoding="utf-8")
+    assert _circles(tmp_path, "house") == [["house.a", "house.wing", "house.wing.b"]]
