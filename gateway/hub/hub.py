@@ -24,6 +24,7 @@ from starlette.types import ASGIApp
 from gateway.client import McpTool, McpToolset, StdioConnectionParams
 from gateway.client.relayed_round import RelayedRound
 from gateway.errors import UpstreamUnavailableError
+from gateway.hub.apps import AppCalls, namespaced_meta
 from gateway.hub.era import DownstreamEras
 from gateway.hub.forwarding.fast_lane import FastLane
 from gateway.hub.held_calls import HeldCalls
@@ -83,10 +84,13 @@ class Hub:
         return any(source is upstream for upstream in self.passthrough.upstreams)
 
     def describe(self, tool: BaseTool) -> types.Tool | None:
-        """An upstream tool as its upstream listed it, only its name prefixed (its schemas pass unchanged)."""
+        """An upstream tool as its upstream listed it, only its name prefixed (its schemas pass unchanged) and the
+        app it names namespaced alike (`gateway.hub.apps`)."""
         if not isinstance(tool, McpTool):
             return None
-        return tool.raw_mcp_tool.model_copy(update={"name": tool.name})
+        raw = tool.raw_mcp_tool
+        prefix = tool.toolset.tool_name_prefix if isinstance(tool.toolset, McpToolset) else None
+        return raw.model_copy(update={"name": tool.name, "meta": namespaced_meta(prefix, raw.meta)})
 
     def handlers(self, hooks: ServerHooks) -> dict[str, Any]:
         """Resources, prompts, completion, roots and `subscriptions/listen`, offered when there are upstreams (or a
@@ -273,8 +277,11 @@ class Hub:
 
     def serving(self, server: ToolServer) -> ToolServer:
         """`server` (which this hub extends) with what the upstreams' handshakes say added to its own: their
-        instructions (`UpstreamInstructions`)."""
+        instructions (`UpstreamInstructions`); and an app's calls by its upstream's tool names (`AppCalls`, outermost,
+        so that every other layer sees the published name)."""
         server.pipeline.add_answered(UpstreamInstructions(lambda: self.passthrough.upstreams), NEVER)
+        middleware = server.server.middleware
+        server.pipeline.add_answered(AppCalls(server), NEVER, before=middleware[0] if middleware else None)
         return server
 
     async def __aenter__(self) -> Self:

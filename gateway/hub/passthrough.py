@@ -1,7 +1,8 @@
 """Resources, prompts and completion of upstream MCP servers, merged and served by the gateway.
 
 Names follow the tools' prefixes: a prompt becomes `{prefix}_{name}`; a resource URI `{prefix}+{uri}` (and a URI
-template `{prefix}+{template}`), so a read finds its upstream again. With an empty prefix everything passes through
+template `{prefix}+{template}`), an app's `ui://{rest}` becomes `ui://{prefix}/{rest}` (`gateway.hub.apps`), so a
+read finds its upstream again. With an empty prefix everything passes through
 unchanged, and a request is routed to the upstream that listed the name or URI (URIs unknown to all listings go to
 the first upstream whose templates match, else to the first unprefixed upstream).
 """
@@ -17,6 +18,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client import McpToolset
 from gateway.client.relayed_round import RelayedRound, declaring
+from gateway.hub.apps import namespaced_meta, namespaced_uri, upstream_uri
 from gateway.tools import BaseToolset, ReadonlyContext
 
 __all__ = ["Passthrough"]
@@ -38,11 +40,11 @@ def _own_meta(meta: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _downstream_block(prefix: str, block: types.ContentBlock) -> types.ContentBlock:
-    """A content block with the resource URI it names made the gateway's (`{prefix}+{uri}`)."""
+    """A content block with the resource URI it names made the gateway's (`namespaced_uri`)."""
     if isinstance(block, types.ResourceLink):
-        return block.model_copy(update={"uri": _prefixed(prefix, str(block.uri), "+")})
+        return block.model_copy(update={"uri": namespaced_uri(prefix, str(block.uri))})
     if isinstance(block, types.EmbeddedResource):
-        resource = block.resource.model_copy(update={"uri": _prefixed(prefix, str(block.resource.uri), "+")})
+        resource = block.resource.model_copy(update={"uri": namespaced_uri(prefix, str(block.resource.uri))})
         return block.model_copy(update={"resource": resource})
     return block
 
@@ -54,12 +56,12 @@ def _downstream_raw_block(prefix: str, block: Any) -> Any:
     fields = cast("dict[str, Any]", block)
     kind = fields.get("type")
     if kind == "resource_link" and isinstance(fields.get("uri"), str):
-        return {**fields, "uri": _prefixed(prefix, fields["uri"], "+")}
+        return {**fields, "uri": namespaced_uri(prefix, fields["uri"])}
     resource: Any = fields.get("resource")
     if kind == "resource" and isinstance(resource, dict):
         inner = cast("dict[str, Any]", resource)
         if isinstance(inner.get("uri"), str):
-            return {**fields, "resource": {**inner, "uri": _prefixed(prefix, inner["uri"], "+")}}
+            return {**fields, "resource": {**inner, "uri": namespaced_uri(prefix, inner["uri"])}}
     return fields
 
 
@@ -89,16 +91,17 @@ class Passthrough:
     @staticmethod
     def downstream_uri(upstream: BaseToolset, uri: str) -> str:
         """A resource URI of an upstream as the gateway's clients know it."""
-        return _prefixed(upstream.tool_name_prefix, uri, "+")
+        return namespaced_uri(upstream.tool_name_prefix, uri)
 
     @staticmethod
     def tool_result(upstream: BaseToolset | None, result: types.CallToolResult) -> types.CallToolResult:
-        """An upstream's tool result as the gateway's clients receive it: as sent, resource URIs rewritten."""
+        """An upstream's tool result as the gateway's clients receive it: as sent, resource URIs (and the app its
+        `_meta` names) rewritten."""
         prefix = upstream.tool_name_prefix if upstream is not None else None
         if not prefix:
             return result
         content = [_downstream_block(prefix, block) for block in result.content]
-        return result.model_copy(update={"content": content})
+        return result.model_copy(update={"content": content, "meta": namespaced_meta(prefix, result.meta)})
 
     @staticmethod
     def raw_tool_result(upstream: BaseToolset | None, result: dict[str, Any]) -> dict[str, Any]:
@@ -108,15 +111,20 @@ class Passthrough:
         if not prefix or not isinstance(content, list):
             return result
         blocks: list[Any] = [_downstream_raw_block(prefix, block) for block in cast("list[Any]", content)]
-        return {**result, "content": blocks}
+        rewritten = {**result, "content": blocks}
+        meta: Any = result.get("_meta")
+        if isinstance(meta, dict):
+            rewritten["_meta"] = namespaced_meta(prefix, cast("dict[str, Any]", meta))
+        return rewritten
 
     # --- routing ------------------------------------------------------------------------------------------------
 
     def _by_uri(self, uri: str) -> tuple[McpToolset, str]:
         for upstream in self._upstreams:
             prefix = upstream.tool_name_prefix
-            if prefix and uri.startswith(f"{prefix}+"):
-                return upstream, uri[len(prefix) + 1 :]
+            own = upstream_uri(prefix, uri) if prefix else None
+            if own is not None:
+                return upstream, own
         unprefixed = [upstream for upstream in self._upstreams if not upstream.tool_name_prefix]
         if not unprefixed:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource {uri!r}: no upstream serves it.")
@@ -168,7 +176,7 @@ class Passthrough:
         """Every upstream's resources, URIs prefixed."""
         return await self._merged(
             lambda upstream: upstream.list_resources(ctx),
-            lambda prefix, resource: resource.model_copy(update={"uri": _prefixed(prefix, str(resource.uri), "+")}),
+            lambda prefix, resource: resource.model_copy(update={"uri": namespaced_uri(prefix, str(resource.uri))}),
         )
 
     async def list_resource_templates(self, ctx: ReadonlyContext) -> list[types.ResourceTemplate]:
@@ -176,7 +184,7 @@ class Passthrough:
         return await self._merged(
             lambda upstream: upstream.list_resource_templates(ctx),
             lambda prefix, template: template.model_copy(
-                update={"uri_template": _prefixed(prefix, template.uri_template, "+")}
+                update={"uri_template": namespaced_uri(prefix, template.uri_template)}
             ),
         )
 
@@ -185,7 +193,7 @@ class Passthrough:
         upstream, upstream_uri = await self._by_uri_listed(ctx, uri)
         result = await upstream.read_resource(upstream_uri, ctx)
         prefix = upstream.tool_name_prefix
-        contents = [c.model_copy(update={"uri": _prefixed(prefix, str(c.uri), "+")}) for c in result.contents]
+        contents = [c.model_copy(update={"uri": namespaced_uri(prefix, str(c.uri))}) for c in result.contents]
         return result.model_copy(update={"contents": contents, "meta": _own_meta(result.meta)})
 
     async def subscribe(self, ctx: ReadonlyContext, uri: str, *, subscribe: bool) -> types.EmptyResult:
