@@ -47,6 +47,7 @@ __all__ = [
     "TaskStarted",
     "TasksExtension",
     "deferring",
+    "finish_claimed_tasks",
     "finish_task",
     "poll_interval",
     "reporting_progress",
@@ -200,6 +201,34 @@ async def _cancel(session: ClientSession, task_id: str) -> None:
             await session.send_request(_CancelTask(params=CancelTaskParams(task_id=task_id)), TaskAck)
         except Exception as exc:  # noqa: BLE001 - best effort: the caller's own outcome matters more
             logger.debug("Cancelling task %s failed: %s", task_id, exc)
+
+
+def finish_claimed_tasks(session: ClientSession) -> None:
+    """Make `session.call_tool` finish a task a call is answered with, unless its caller takes claimed results.
+
+    `mcp.Client.call_tool` finishes one through the claim's resolver; a call sent on the session itself (a relayed
+    round, which takes `InputRequiredResult`s as they are) would otherwise raise `UnexpectedClaimedResult`. The SDK
+    has no hook for it, so the session's bound `call_tool` is wrapped (once, when the session is built).
+    """
+    send = session.call_tool
+
+    async def call_tool(
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        read_timeout_seconds: float | None = None,
+        progress_callback: ProgressFnT | None = None,
+        *,
+        allow_claimed: bool = False,
+        **options: Any,
+    ) -> Any:
+        outcome = await send(name, arguments, read_timeout_seconds, progress_callback, allow_claimed=True, **options)
+        if isinstance(outcome, ClaimedTask) and not allow_claimed:
+            return await finish_task(
+                session, outcome.task_id, poll_interval_ms=outcome.poll_interval_ms, on_progress=progress_callback
+            )
+        return outcome
+
+    session.call_tool = call_tool  # pyright: ignore[reportAttributeAccessIssue]
 
 
 async def _resolve(created: ClaimedTask, context: ClaimContext) -> types.CallToolResult:

@@ -32,6 +32,7 @@ from gateway.client.relayed_round import stamp_declared
 from gateway.client.sessions._declared_client import DeclaringClient
 from gateway.client.sessions.http_channel import HttpChannel, IncomingHandlers
 from gateway.client.sessions.transport import CommandNotFoundError, open_transport
+from gateway.client.task_consumer import finish_claimed_tasks
 from gateway.errors import UpstreamUnavailableError
 
 __all__ = ["HANDSHAKE_FIRST", "ClientCallbacks", "NotificationCallback", "UpstreamSession", "open_upstream"]
@@ -288,7 +289,8 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
             if not session.modern:
                 session.watches_tools = True  # list_changed arrives on the session itself
             else:
-                stamp_declared(client.session)
+                stamp_declared(client.session, {ext.identifier: ext.settings() for ext in callbacks.extensions})
+                finish_claimed_tasks(client.session)
                 if _announces_tool_changes(client):
                     watchers.start_soon(_watch_changes, session, callbacks)
             # The idle clock starts now: connecting (a stdio server slow to start) is not idleness.

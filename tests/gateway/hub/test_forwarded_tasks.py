@@ -14,7 +14,9 @@ import anyio
 import pytest
 from hub_harness import connect, gateway_http, write_config
 from mcp import types
+from mcp.client import advertise
 
+from gateway.tasks.wire import TASKS_EXTENSION
 from tests.gateway.client.tasks_upstream import TaskLog, http_app
 from tests.support.deadlines import DEADLINE
 from tests.support.loopback import serving_asgi
@@ -45,3 +47,18 @@ async def test_a_handshake_era_client_gets_an_upstream_tasks_result_with_progres
     assert log.tasks[task_id].status == "completed"
     assert not log.plain_calls
     assert progress == [(1.0, "working"), (2.0, "working")]
+
+
+@pytest.mark.parametrize("declares_tasks", [False, True], ids=["plain", "declaring"])
+async def test_a_modern_client_gets_an_upstream_tasks_result(tmp_path: Path, declares_tasks: bool) -> None:
+    log = TaskLog()
+    options = {"extensions": [advertise(TASKS_EXTENSION)]} if declares_tasks else {}
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with gateway_http(config) as base_url, connect(base_url, "auto", **options) as client:
+            assert client.protocol_version == "2026-07-28"
+            with anyio.fail_after(DEADLINE):
+                result = await client.call_tool("jobs_slow_add", {"a": 4, "b": 5})
+    assert result.structured_content == {"sum": 9}
+    (task_id,) = log.tasks
+    assert log.tasks[task_id].status == "completed"
