@@ -1,8 +1,8 @@
 """`SearchTools`: an `McpToolset(tool_search=True)` offers an agent two tools instead of its whole catalog.
 
 - `search_tools(query, limit)` ranks the toolset's tools (after its `tool_filter`) with the gateway's tool index
-  (`gateway.search.tool_index`, the `search` extra: BM25, and meaning with wordllama) and answers each hit's
-  name, description and input schema.
+  (`gateway.search.tool_index`, the `search` extra: BM25 fused with a sentence encoder's similarity in meaning; a
+  request like none of the tools finds nothing) and answers each hit's name, description and input schema.
 - `call_tool(name, arguments)` calls one of those tools by the name `search_tools` gave; it runs as a direct call
   would (confirmation, sign-in, errors as ADK's `{"error": ...}` dict). A name the toolset does not offer is an
   error dict listing what search can find, never a call.
@@ -49,10 +49,13 @@ class SearchTools:
         described = [_as_mcp_tool(name, declaration) for name, declaration in declared.items() if declaration]
         key = tuple(id(tool) for tool in self._tools.values())
         if self._index is None or key != self._indexed:
-            # Built off the event loop: the first build also loads the embedding model (a few hundred ms).
+            # Built off the event loop: the first build also loads the encoder and encodes the catalog (seconds,
+            # then read from the disk cache).
             self._index, self._indexed = await anyio.to_thread.run_sync(ToolIndex, described), key
         hits: list[dict[str, Any]] = []
-        for hit in self._index.search(query, limit, self._tools.__contains__):
+        # Searched off the event loop too: the request is encoded (milliseconds of matrix work).
+        found = await anyio.to_thread.run_sync(self._index.search, query, limit, self._tools.__contains__)
+        for hit in found:
             hits.append({"name": hit.name, "description": hit.description or "", "inputSchema": hit.input_schema})
         return hits
 

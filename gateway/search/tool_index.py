@@ -8,18 +8,26 @@ stemmed (Snowball, `PyStemmer`), so "sending emails" finds `send_email`. A reque
 tools commonly use for it (`gateway.search._tool_vocabulary.RELATED`: "remove" finds `delete`, "bug" finds
 `issue`, "which …" finds `list`), at `RELATED_WEIGHT` of its own weight.
 
-With wordllama installed (also the `search` extra), the ranking is hybrid: each tool's name, title and description
-are embedded once (`gateway.search._tool_embeddings`), and a tool's score is its BM25 score (over the best one's)
-blended, at `SEMANTIC_WEIGHT`, with its cosine similarity to the request (above `SIMILARITY_FLOOR`, over the best
-one's), so that "who am I logged in as" finds `get_current_user` though no word is shared. Weights were tuned on the
-benchmark's tuning requests only (tests/benchmarks/_search.py).
+With the `search` extra's sentence encoder installed (all-MiniLM-L6-v2, `gateway.search._sentence_encoder`), the
+ranking is fused: each tool's name, title and description are encoded once per catalog (`_vector_cache`: off the
+event loop, kept on disk by content hash), a request is encoded when searched, and a tool's score is its BM25 score
+b saturated (b / (b + `Fusion.saturation`), so that many shared words cannot outweigh meaning without bound), blended
+at `Fusion.semantic_weight` with its cosine similarity to the request: "who am I logged in as" finds
+`get_current_user` though no word is shared.
+A request whose best similarity is under `Fusion.abstain_below` is taken as out of the catalog's scope and finds
+nothing, rather than the least bad tool. The weights were learnt on the benchmark's tuning sets only
+(tests/benchmarks/_search.py); its held-out sets were never used to choose them.
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, cast
 
 from mcp import types
@@ -27,7 +35,7 @@ from mcp import types
 from gateway.errors import ConfigError
 from gateway.search._tool_vocabulary import RELATED, STOP_WORDS
 
-__all__ = ["ToolIndex"]
+__all__ = ["Fusion", "ToolIndex"]
 
 _WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 FIELD_WEIGHTS: Final = {"name": 1.5, "description": 1.0, "parameters": 0.6}
@@ -36,10 +44,29 @@ COVERAGE_EXPONENT: Final = 1.0
 """How strongly the share of the request's words a tool has scales its score."""
 RELATED_WEIGHT: Final = 0.7
 """How much a word a request's word is related to counts, against the request's own words."""
-SEMANTIC_WEIGHT: Final = 0.4
-"""The share of a tool's score that is its similarity in meaning to the request (with wordllama installed)."""
-SIMILARITY_FLOOR: Final = 0.3
-"""The cosine similarity below which a tool is taken as unrelated in meaning (a bag of word vectors is never 0)."""
+_REQUESTS_REMEMBERED: Final = 256
+"""Encoded requests an index keeps (an agent often repeats a search)."""
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """How similarity in meaning joins the words' ranking (with the sentence encoder installed).
+
+    Attributes:
+        semantic_weight: the share of a tool's score that is its cosine similarity to the request.
+        saturation: the BM25 score that counts half of the words' share.
+        abstain_below: a request whose most similar tool is less similar than this, and which no tool has the
+            words of to a BM25 score of `saturation`, finds nothing (the 1st percentile of the tuning requests' best
+            similarity, rounded down: 1 in 100 of them would abstain).
+    """
+
+    semantic_weight: float = 0.6
+    saturation: float = 5.0
+    abstain_below: float = 0.22
+
+
+MEANING_ONLY: Final = Fusion(semantic_weight=1.0, abstain_below=-1.0)
+"""The bare encoder: cosine similarity alone, never abstaining (the benchmark's anchor)."""
 _PROPERTY_WORDS_LIMIT: Final = 400
 """Parameter text kept per tool, in words (a huge schema must not drown the tool's own description)."""
 
@@ -50,9 +77,14 @@ _MISSING: Final = 'Tool search needs the "search" extra: pip install "adk-mcp-ga
 def _library(name: str) -> Any:
     """An untyped library of the `search` extra (bm25s, PyStemmer's `Stemmer`)."""
     try:
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
     except ImportError as exc:
         raise ConfigError(_MISSING) from exc
+    if name == "bm25s":
+        # bm25s sets its own logger to DEBUG when imported, so its "Building index from tokens" passes whatever
+        # level the application chose: it is put back to inherit that level.
+        logging.getLogger("bm25s").setLevel(logging.NOTSET)
+    return module
 
 
 def _words(text: str) -> list[str]:
@@ -86,18 +118,27 @@ def _parameter_text(schema: dict[str, Any]) -> list[str]:
 
 
 class ToolIndex:
-    """BM25, and similarity in meaning where wordllama is installed, over a fixed list of tools; build a new one
-    when the catalog changes.
+    """BM25, fused with similarity in meaning where the sentence encoder is installed, over a fixed list of tools;
+    build a new one when the catalog changes (building encodes the catalog: run it off the event loop).
 
     Args:
         tools: the catalog.
-        semantic: also rank by meaning, if wordllama is installed (`semantic` says whether it is used).
+        semantic: also rank by meaning, if the encoder is installed (`semantic` says whether it is used).
+        cache_dir: where encoded catalogs are kept (default: `gateway.search._vector_cache.default_cache_dir`).
+        fusion: how meaning and words are weighed (the default is the tuned one).
 
     Raises:
         ConfigError: `bm25s` or `PyStemmer` is not installed (the `search` extra).
     """
 
-    def __init__(self, tools: Sequence[types.Tool], *, semantic: bool = True) -> None:
+    def __init__(
+        self,
+        tools: Sequence[types.Tool],
+        *,
+        semantic: bool = True,
+        cache_dir: Path | None = None,
+        fusion: Fusion | None = None,
+    ) -> None:
         bm25s = _library("bm25s")
         stemmer = _library("Stemmer").Stemmer("english")
         self._stem: Callable[[list[str]], list[str]] = stemmer.stemWords
@@ -114,7 +155,7 @@ class ToolIndex:
             documents["name"].append(self._terms(_words(tool.name)))
             documents["description"].append(self._terms(_words(f"{title} {tool.description or ''}")))
             documents["parameters"].append(self._terms(_parameter_text(tool.input_schema)))
-            texts.append(f"{' '.join(_words(tool.name))}. {title} {tool.description or ''}")
+            texts.append(f"{' '.join(_words(tool.name))}: {title} {tool.description or ''}".strip())
         for field, weight in FIELD_WEIGHTS.items():
             if any(documents[field]):
                 retriever = bm25s.BM25()
@@ -122,12 +163,16 @@ class ToolIndex:
                 retriever.index([document or ["\x00"] for document in documents[field]], show_progress=False)
                 self._fields.append((weight, retriever, cast("dict[str, int]", retriever.vocab_dict)))
         # Imported here, as bm25s is: numpy and the model cost memory a gateway that never searches does not spend.
-        from gateway.search import _tool_embeddings
+        from gateway.search import _sentence_encoder, _vector_cache
 
-        model = _tool_embeddings.loaded_model() if semantic and self.tools else None
-        self._embeddings = _tool_embeddings.ToolEmbeddings(model, texts) if model is not None else None
-        self.semantic = self._embeddings is not None
-        """Whether the ranking is hybrid (BM25 and meaning) rather than BM25 alone."""
+        self._fusion = fusion or Fusion()
+        self._encoder = _sentence_encoder.loaded_encoder() if semantic and self.tools else None
+        self._vectors: Any = None
+        self._requests: OrderedDict[str, Any] = OrderedDict()
+        if self._encoder is not None:
+            self._vectors = _vector_cache.catalog_vectors(self._encoder, texts, cache_dir)
+        self.semantic = self._encoder is not None
+        """Whether the ranking is fused (BM25 and meaning) rather than BM25 alone."""
 
     def _terms(self, words: list[str]) -> list[str]:
         return self._stem([word for word in words if word not in STOP_WORDS])
@@ -148,11 +193,14 @@ class ToolIndex:
 
     def search(self, query: str, limit: int, allowed: Callable[[str], bool] | None = None) -> list[types.Tool]:
         """The `limit` best tools for `query` that `allowed` accepts (by name), best first; none match: []."""
-        if not self._fields or limit <= 0:
+        if not self._fields or limit <= 0 or not _words(query):
             return []
-        scores = self._lexical_scores(query)
-        if self._embeddings is not None:
-            scores = self._blend(scores, self._embeddings.similarities(query))
+        scores: Any = self._lexical_scores(query) if self._fusion.semantic_weight < 1 else 0.0
+        if self._vectors is not None:
+            similarities = self._vectors @ self._request_vector(query)
+            if float(similarities.max()) < self._fusion.abstain_below and self._words_weak(scores):
+                return []
+            scores = self._blend(scores, similarities)
         elif isinstance(scores, float):
             return []
         ranked = sorted(
@@ -168,17 +216,25 @@ class ToolIndex:
                     break
         return hits
 
-    @staticmethod
-    def _blend(lexical: Any, similarities: Any) -> Any:
-        """Both rankings' scores, each over its best (a request's scores vary widely in scale), weighted."""
-        best = float(lexical.max()) if not isinstance(lexical, float) else 0.0
-        words = lexical / best if best > 0 else 0.0
-        closest = float(similarities.max())
-        if closest > SIMILARITY_FLOOR:
-            meaning = ((similarities - SIMILARITY_FLOOR) / (closest - SIMILARITY_FLOOR)).clip(min=0.0)
-        else:
-            meaning = similarities * 0.0
-        return (1 - SEMANTIC_WEIGHT) * words + SEMANTIC_WEIGHT * meaning
+    def _request_vector(self, query: str) -> Any:
+        vector = self._requests.get(query)
+        if vector is None:
+            assert self._encoder is not None
+            vector = self._encoder.encode([query])[0]
+            self._requests[query] = vector
+            if len(self._requests) > _REQUESTS_REMEMBERED:
+                self._requests.popitem(last=False)
+        return vector
+
+    def _words_weak(self, lexical: Any) -> bool:
+        """Whether no tool has the request's words to the extent that they count for half the words' share."""
+        return isinstance(lexical, float) or float(lexical.max()) < self._fusion.saturation
+
+    def _blend(self, lexical: Any, similarities: Any) -> Any:
+        """The words' saturated score and the cosine similarity (0 for the dissimilar), weighted."""
+        weight = self._fusion.semantic_weight
+        words = lexical / (lexical + self._fusion.saturation)
+        return (1 - weight) * words + weight * similarities.clip(min=0.0)
 
     def _lexical_scores(self, query: str) -> Any:
         """Each tool's BM25 score for `query` (an array), or 0.0 when no word of it is in any tool."""

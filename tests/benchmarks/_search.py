@@ -1,18 +1,24 @@
-"""Section 6: tool search (`toolSearch`) over a 1,000-tool catalog — ranking time and how often the right tool wins.
+"""Section 6: tool search (`toolSearch`) — how often the right tool wins, on our sets and a public one, and what it
+costs.
 
-The catalog (`search_data/catalog_*.txt`): 1,000 tools of 165 servers of the kinds published MCP servers offer
-(filesystem, git, GitHub, Slack, calendars, mail, databases, clouds, payments, maps, media, home...), written for
-this benchmark in those servers' styles: snake_case, camelCase and kebab-case names, terse and long descriptions,
-parameters with descriptions. A tool's name is `<server key>_<tool name>`, as a gateway prefixes them.
+Two catalogs, each with a tuning set (consulted while choosing the fusion's weights and abstention threshold) and a
+held-out set (never used for any choice: its figures are the honest ones):
 
-Two labelled query sets of requests as a user or an agent would phrase them, each with the tool(s) that serve it:
-`queries_tuning.tsv` (48, consulted while tuning the ranking) and `queries_heldout.tsv` (94, written before any
-tuning and never used for it: its figure is the honest one). The figures are `ToolIndex.search` in this process
-(the ranking `search_tools` runs; the hop around it is section 1's): p50 over every query of both sets, and per set
-the share of queries whose right tool is first, and among the first 3. Both rankings are measured in the same run:
-the hybrid one (BM25 and wordllama's similarity in meaning, what `search_tools` runs with wordllama installed) and
-BM25 alone (`ToolIndex(semantic=False)`, what it runs without); also the model's one-time load, and the resident
-memory it adds, read in a child process that builds the BM25 index first (so numpy and bm25s are loaded already).
+- ours (`search_data/catalog_*.txt`): 1,000 tools of 165 servers of the kinds published MCP servers offer, written
+  for this benchmark in those servers' styles; `queries_tuning.tsv` (48) and `queries_heldout.tsv` (94, written
+  before any tuning), by the author of the related-word table.
+- MetaTool's (`search_data/metatool_*.tsv`; Huang et al. 2023, github.com/HowieHwong/MetaTool, MIT): the 199
+  ChatGPT plugins with their own descriptions, and single-tool user requests from its dataset written by nobody
+  here: one per plugin for tuning (199), two others per plugin held out (398).
+
+Every ranking is measured in the same run on the same tool text: the fused one (BM25 and the sentence encoder, what
+`search_tools` runs with the `search` extra), BM25 alone (`ToolIndex(semantic=False)`, what it runs without the
+encoder) and the bare encoder (`fusion=MEANING_ONLY`: cosine alone). Per set: the share of requests whose right
+tool is first, and among the first 5. Also, on our catalog: search p50; index build with no cached vectors and
+with them (a restart); in fresh child processes, the resident memory the encoder and the encoded catalog add (over
+a BM25 index built first, so numpy and bm25s are loaded already) and the first search after start (build from the
+disk cache, then one search); and abstention: the share of requests no tool serves (`out_of_scope_*.tsv`) that find
+nothing, and of the held-out requests that wrongly do.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -28,13 +35,15 @@ from _report import Row, goal
 from _settings import Settings
 from mcp import types
 
-from gateway.search import _tool_embeddings
-from gateway.search.tool_index import ToolIndex
+from gateway.search import _sentence_encoder
+from gateway.search.tool_index import MEANING_ONLY, ToolIndex
 
 DATA = Path(__file__).parent / "search_data"
-_MODEL_MEMORY = """
-import sys
+_CHILD = """
+import sys, time
+started = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
+from pathlib import Path
 from _search import catalog
 from gateway.search.tool_index import ToolIndex
 
@@ -44,11 +53,19 @@ def rss_mib():
             return int(line.split()[1]) / 1024
 
 tools = catalog()
-ToolIndex(tools, semantic=False)
-before = rss_mib()
-print(rss_mib() - before if ToolIndex(tools).semantic else "")
+if sys.argv[2] == "memory":
+    ToolIndex(tools, semantic=False)
+    before = rss_mib()
+    index = ToolIndex(tools, cache_dir=Path(sys.argv[3]))
+    index.search("send an email to the team", 5)
+    print(rss_mib() - before)
+else:
+    ToolIndex(tools, cache_dir=Path(sys.argv[3])).search("send an email to the team", 5)
+    print((time.perf_counter() - started) * 1000)
 """
-"""Prints the resident memory (MiB) that loading the model and embedding the catalog add; nothing without it."""
+"""`memory`: MiB of resident memory the encoder and encoded catalog add; `first`: ms from the child's start to its
+first search's answer, the catalog's vectors being in the disk cache."""
+Labelled = list[tuple[str, frozenset[str]]]
 
 
 def catalog() -> list[types.Tool]:
@@ -80,9 +97,19 @@ def catalog() -> list[types.Tool]:
     return tools
 
 
-def queries(name: str) -> list[tuple[str, frozenset[str]]]:
+def metatool_catalog() -> list[types.Tool]:
+    """MetaTool's 199 plugins, each a tool named as the plugin with its description."""
+    tools: list[types.Tool] = []
+    for line in (DATA / "metatool_tools.tsv").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, description = line.split("\t")
+            tools.append(types.Tool(name=name, description=description, input_schema={"type": "object"}))
+    return tools
+
+
+def queries(name: str) -> Labelled:
     """A labelled query set: each request with the names of the tools that serve it."""
-    labelled: list[tuple[str, frozenset[str]]] = []
+    labelled: Labelled = []
     for line in (DATA / name).read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             request, tools = line.split("\t")
@@ -90,7 +117,13 @@ def queries(name: str) -> list[tuple[str, frozenset[str]]]:
     return labelled
 
 
-def _check(tools: list[types.Tool], *sets: list[tuple[str, frozenset[str]]]) -> None:
+def requests(name: str) -> list[str]:
+    """An unlabelled set: one request a line."""
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")]
+
+
+def _check(tools: list[types.Tool], *sets: Labelled) -> None:
     names = [tool.name for tool in tools]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     missing = sorted({tool for labelled in sets for _, right in labelled for tool in right} - set(names))
@@ -98,72 +131,138 @@ def _check(tools: list[types.Tool], *sets: list[tuple[str, frozenset[str]]]) -> 
         raise ValueError(f"Catalog names twice: {duplicates}; labelled tools the catalog lacks: {missing}")
 
 
-def _model_memory() -> float | None:
-    """MiB of resident memory the hybrid ranking adds (model and embedded catalog), in a fresh process."""
+def _child(mode: str, cache: Path) -> float:
     output = subprocess.run(
-        [sys.executable, "-c", _MODEL_MEMORY, str(Path(__file__).parent)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", _CHILD, str(Path(__file__).parent), mode, str(cache)],
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    return float(output.stdout) if output.stdout.strip() else None
+    return float(output.stdout)
 
 
-def _measure(
-    index: ToolIndex, sets: dict[str, list[tuple[str, frozenset[str]]]], rounds: int
-) -> tuple[float, dict[str, tuple[int, int]]]:
-    """Search p50 (ms) over every query, and per set how many queries have their right tool first and in the top 3."""
-    timings: list[float] = []
-    found: dict[str, tuple[int, int]] = {}
-    for _round in range(rounds):
-        for label, labelled in sets.items():
-            first = top3 = 0
-            for query, right in labelled:
-                started = time.perf_counter()
-                hits = [hit.name for hit in index.search(query, 3)]
-                timings.append((time.perf_counter() - started) * 1000)
-                first += bool(hits) and hits[0] in right
-                top3 += any(hit in right for hit in hits)
-            found[label] = (first, top3)
-    return statistics.median(timings), found
+def _found(index: ToolIndex, labelled: Labelled) -> tuple[float, float, list[tuple[float, float]]]:
+    """The % of requests whose right tool is first and in the top 5, and each search's wall and CPU time (ms)."""
+    first = top5 = 0
+    timings: list[tuple[float, float]] = []
+    for query, right in labelled:
+        started, cpu = time.perf_counter(), time.thread_time()
+        hits = [hit.name for hit in index.search(query, 5)]
+        timings.append(((time.perf_counter() - started) * 1000, (time.thread_time() - cpu) * 1000))
+        first += bool(hits) and hits[0] in right
+        top5 += any(hit in right for hit in hits)
+    return 100.0 * first / len(labelled), 100.0 * top5 / len(labelled), timings
 
 
 async def search_section(settings: Settings) -> list[Row]:
-    """Search p50 over the 1,000-tool catalog and the top-1 and top-3 shares on both labelled query sets, for the
-    hybrid ranking and BM25 alone; the build times, and the model's load time and memory."""
-    section = "6 tool search (1,000 tools, ToolIndex.search in process)"
-    tools = catalog()
-    sets = {"tuning": queries("queries_tuning.tsv"), "held-out": queries("queries_heldout.tsv")}
-    _check(tools, *sets.values())
+    """Top-1 and top-5 on four labelled sets for the fused ranking and both anchors; search p50, build times,
+    memory, first search and abstention (see the module docstring)."""
+    section = "6 tool search (ToolIndex in process)"
+    ours, metatool = catalog(), metatool_catalog()
+    sets: dict[str, tuple[list[types.Tool], Labelled]] = {
+        "our tuning": (ours, queries("queries_tuning.tsv")),
+        "our held-out": (ours, queries("queries_heldout.tsv")),
+        "MetaTool tuning": (metatool, queries("metatool_queries_tuning.tsv")),
+        "MetaTool held-out": (metatool, queries("metatool_queries_heldout.tsv")),
+    }
+    for tools, labelled in sets.values():
+        _check(tools, labelled)
     rows: list[Row] = []
-    started = time.perf_counter()
-    loaded = _tool_embeddings.loaded_model() is not None
-    if loaded:
-        load = (time.perf_counter() - started) * 1000
-        rows.append(Row(section, "model load (once per process)", "ms", load, "ms"))
-        memory = _model_memory()
-        rows.append(Row(section, "model load and embedded catalog", "resident MiB", memory, "MiB"))
+    if _sentence_encoder.loaded_encoder() is None:
+        rows.append(Row(section, "fused ranking", "", None, "", note="skipped: the search extra's encoder is missing"))
+        rankings: dict[str, dict[str, Any]] = {"BM25 only": {"semantic": False}}
     else:
-        rows.append(Row(section, "hybrid ranking", "", None, "", note="skipped: wordllama is not installed"))
-    rankings = {"hybrid": True, "BM25 only": False} if loaded else {"BM25 only": False}
-    for ranking, semantic in rankings.items():
-        started = time.perf_counter()
-        index = ToolIndex(tools, semantic=semantic)
-        build = (time.perf_counter() - started) * 1000
-        p50, found = _measure(index, sets, max(settings.rounds, 1))
-        rows.append(Row(section, f"index build, {ranking}", "ms", build, "ms"))
-        rows.append(Row(section, f"search, {ranking}", "p50 ms", p50, "ms", **goal("≤ 5 ms", p50 <= 5)))
-        for label, labelled in sets.items():
-            first, top3 = (100.0 * count / len(labelled) for count in found[label])
-            case = f"{len(labelled)} {label} queries, {ranking}"
-            rows.append(Row(section, case, "right tool in top 3, %", top3, "%", **goal("≥ 90%", top3 >= 90)))
-            rows.append(Row(section, case, "right tool first, %", first, "%"))
+        rankings = {"fused": {}, "BM25 only": {"semantic": False}, "bare encoder": {"fusion": MEANING_ONLY}}
+    with tempfile.TemporaryDirectory() as cache_name:
+        cache = Path(cache_name)
+        indexes: dict[tuple[str, int], ToolIndex] = {}
+        for ranking, options in rankings.items():
+            for tools in (ours, metatool):
+                started = time.perf_counter()
+                indexes[ranking, id(tools)] = ToolIndex(tools, cache_dir=cache, **options)
+                if tools is ours and ranking in ("fused", "BM25 only"):
+                    build = (time.perf_counter() - started) * 1000
+                    case = "index build, 1,000 tools" + (", no cached vectors" if ranking == "fused" else ", BM25")
+                    rows.append(Row(section, case, "ms", build, "ms"))
+        if "fused" in rankings:
+            started = time.perf_counter()
+            ToolIndex(ours, cache_dir=cache)
+            rows.append(
+                Row(
+                    section,
+                    "index build, 1,000 tools, vectors cached",
+                    "ms",
+                    (time.perf_counter() - started) * 1000,
+                    "ms",
+                )
+            )
+            memory = _child("memory", Path(tempfile.mkdtemp(dir=cache)))
+            rows.append(
+                Row(
+                    section,
+                    "encoder and encoded catalog",
+                    "resident MiB",
+                    memory,
+                    "MiB",
+                    **goal("≤ 150 MiB", memory <= 150),
+                )
+            )
+            first = _child("first", cache)
+            rows.append(Row(section, "first search after start (vectors cached)", "ms", first, "ms"))
+        for ranking in rankings:
+            timings: list[tuple[float, float]] = []
+            for _round in range(max(settings.rounds, 1)):
+                for label, (tools, labelled) in sets.items():
+                    top1, top5, spent = _found(indexes[ranking, id(tools)], labelled)
+                    if tools is ours:
+                        timings.extend(spent)
+                    if _round == 0:
+                        case = f"{len(labelled)} {label} requests, {ranking}"
+                        rows.append(Row(section, case, "right tool first, %", top1, "%"))
+                        rows.append(Row(section, case, "right tool in top 5, %", top5, "%"))
+            p50 = statistics.median(wall for wall, _cpu in timings)
+            case = f"search, 1,000 tools, {ranking}"
+            rows.append(Row(section, case, "p50 ms", p50, "ms", **goal("≤ 5 ms", p50 <= 5)))
+            # CPU time of the searching thread: what a search costs whatever else the machine runs.
+            cpu = statistics.median(cpu for _wall, cpu in timings)
+            rows.append(Row(section, case, "p50 CPU ms", cpu, "ms", **goal("≤ 5 ms", cpu <= 5)))
+        if "fused" in rankings:
+            fused = indexes["fused", id(ours)]
+            for name in ("out_of_scope_tuning.tsv", "out_of_scope_heldout.tsv"):
+                unserved = requests(name)
+                silent = 100.0 * sum(not fused.search(query, 5) for query in unserved) / len(unserved)
+                rows.append(
+                    Row(
+                        section,
+                        f"{len(unserved)} requests no tool serves ({name})",
+                        "answered with nothing, %",
+                        silent,
+                        "%",
+                    )
+                )
+            held = sets["our held-out"][1] + sets["MetaTool held-out"][1]
+            fused_meta = indexes["fused", id(metatool)]
+            wrongly = sum(
+                not (fused if (q, r) in sets["our held-out"][1] else fused_meta).search(q, 5) for q, r in held
+            )
+            rows.append(
+                Row(
+                    section,
+                    f"{len(held)} held-out requests a tool serves",
+                    "answered with nothing, %",
+                    100.0 * wrongly / len(held),
+                    "%",
+                )
+            )
     return rows
 
 
 def misses(name: str, semantic: bool = True) -> list[str]:
-    """The queries of a set whose right tool is not in the top 3, with what came instead (for working on ranking)."""
+    """The queries of a set (of our catalog) whose right tool is not in the top 5, with what came instead."""
     index = ToolIndex(catalog(), semantic=semantic)
     lines: list[str] = []
     for query, right in queries(name):
-        hits = [hit.name for hit in index.search(query, 3)]
+        hits = [hit.name for hit in index.search(query, 5)]
         if not any(hit in right for hit in hits):
             lines.append(f"{query!r}: want {sorted(right)}, got {hits}")
     return lines

@@ -6,8 +6,9 @@ A `ToolServer` with `tool_search` (the config's `toolSearch`) adds this middlewa
   always visible and any toolset's sign-in tool (`gateway.tools.auth_sign_in`: a user who has not signed in to
   that source yet sees it, as without search), when the mode is `on`, or `auto` and the caller may use more tools
   than the threshold. Otherwise the listing is the usual one.
-- `search_tools` ranks the caller's catalog by BM25, and by meaning where wordllama is installed
-  (`gateway.search.tool_index`), and answers each hit's name, title, description and full input schema. The
+- `search_tools` ranks the caller's catalog by BM25 fused with a sentence encoder's similarity in meaning where
+  the `search` extra's encoder is installed (`gateway.search.tool_index`); a request like nothing in the catalog
+  finds nothing; and answers each hit's name, title, description and full input schema. The
   catalog is the session's, so upstreams' `allowTools`/`denyTools` hold, and hits the caller's policy does not
   allow are left out: search never reveals such a tool.
 - `call_tool(name, arguments)` becomes a `tools/call` of `name` before the policy guard and the handler see it, so
@@ -201,7 +202,9 @@ class ToolSearch:
             return _refusal(f"{SEARCH_TOOL}'s 'limit' must be a whole number from 1 to {MAX_LIMIT}.")
         index = await self.index([entry.mcp_tool for entry in visible])
         names = {entry.tool.name for entry in visible}
-        hits = [_hit(tool) for tool in index.search(query, limit, names.__contains__)]
+        # Off the event loop: with the sentence encoder, a search encodes the request (milliseconds of matrix work).
+        found_tools = await anyio.to_thread.run_sync(index.search, query, limit, names.__contains__)
+        hits = [_hit(tool) for tool in found_tools]
         found: dict[str, Any] = {"tools": hits}
         return types.CallToolResult(
             content=[types.TextContent(text=json.dumps(found, ensure_ascii=False))], structured_content=found

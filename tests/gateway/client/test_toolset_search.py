@@ -65,3 +65,28 @@ async def test_a_searching_toolset_with_a_prefix_is_called_by_the_prefixed_names
             )
     assert [tool.name for tool in tools] == ["up_search_tools", "up_call_tool"]
     assert added == {"result": 2}
+
+
+async def test_a_searching_toolset_ranks_by_meaning_and_finds_nothing_for_a_request_out_of_scope() -> None:
+    from gateway.search import _sentence_encoder
+
+    if _sentence_encoder.loaded_encoder() is None:
+        pytest.skip(
+            "the search extra's sentence encoder (tokenizers and the all-MiniLM-L6-v2 weights) is not installed"
+        )
+    async with (
+        our_http_server() as base_url,
+        McpToolset(
+            connection_params=http_params(base_url, "http"),
+            tool_filter=["add", "weather", "place_order"],
+            tool_search=True,
+        ) as toolset,
+    ):
+        with anyio.fail_after(DEADLINE):
+            tools = await toolset.get_tools()
+        rain = await run(tools, "search_tools", {"query": "will it rain in Paris tomorrow", "limit": 1})
+        total = await run(tools, "search_tools", {"query": "the sum of 2 and 3", "limit": 1})
+        joke = await run(tools, "search_tools", {"query": "who painted the Mona Lisa"})
+    assert [hit["name"] for hit in rain["tools"]] == ["weather"]
+    assert [hit["name"] for hit in total["tools"]] == ["add"]
+    assert joke == {"tools": []}

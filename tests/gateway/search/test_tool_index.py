@@ -1,6 +1,7 @@
 """`ToolIndex`, the ranking behind `search_tools`: how a request's words meet a tool's name, description and schema.
 
-Real bm25s, PyStemmer and wordllama's bundled model over small catalogs written for each behaviour; the search tool
+Real bm25s, PyStemmer and the search extra's sentence encoder (all-MiniLM-L6-v2) over small catalogs written for
+each behaviour; the search tool
 around the index (policy, schemas, transports) is tested in tests/gateway/hub/test_tool_search.py.
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from mcp import types
 
-from gateway.search import _tool_embeddings
+from gateway.search import _sentence_encoder
 from gateway.search.tool_index import ToolIndex
 
 
@@ -123,12 +124,13 @@ SERVICES = [
 
 
 @pytest.fixture
-def without_wordllama(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """`import wordllama` fails, as where the library is not installed (and no model is left loaded)."""
-    monkeypatch.setitem(sys.modules, "wordllama", None)
-    _tool_embeddings._load.cache_clear()
+def without_encoder(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """`import tokenizers` fails, as where the encoder's part of the extra is not installed (no encoder is left
+    loaded)."""
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+    _sentence_encoder._load.cache_clear()
     yield
-    _tool_embeddings._load.cache_clear()
+    _sentence_encoder._load.cache_clear()
 
 
 def test_a_request_sharing_no_word_with_the_right_tool_finds_it_by_meaning() -> None:
@@ -150,8 +152,8 @@ def test_meaning_can_be_left_out_of_the_ranking() -> None:
     assert [hit.name for hit in index.search("remove a file", 1)] == ["files_delete_file"]
 
 
-@pytest.mark.usefixtures("without_wordllama")
-def test_without_wordllama_search_ranks_by_words_alone() -> None:
+@pytest.mark.usefixtures("without_encoder")
+def test_without_the_encoder_search_ranks_by_words_alone() -> None:
     index = ToolIndex(SERVICES)
 
     assert not index.semantic
