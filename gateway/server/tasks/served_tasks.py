@@ -31,7 +31,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Self, cast
+from typing import Any, Final, Protocol, Self, cast
 
 import anyio
 import anyio.abc
@@ -56,7 +56,7 @@ from gateway.tasks.wire import (
     missing_tasks_capability,
 )
 
-__all__ = ["ServedTasks"]
+__all__ = ["ForeignTasks", "ServedTasks", "TaskParams"]
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +77,20 @@ def _unknown(task_id: str) -> MCPError:
     )
 
 
+TaskParams = GetTaskParams | UpdateTaskParams | CancelTaskParams
+
+
+class ForeignTasks(Protocol):
+    """The tasks a server hands out without running them: a gateway's upstream tasks (`ServedTasks.foreign`)."""
+
+    async def answer(
+        self, ctx: ServerRequestContext[Any, Any], method: str, params: TaskParams
+    ) -> dict[str, Any] | None:
+        """The answer (wire form) to `method` for a task this server's own store does not hold; None: not yours
+        either (the caller is told the task does not exist). Asked after the extension and `Mcp-Name` checks."""
+        ...
+
+
 class ServedTasks:
     """The tasks of one server: starting calls as tasks, and the `tasks/get|update|cancel` handlers.
 
@@ -93,6 +107,8 @@ class ServedTasks:
         self.app_name = app_name
         self.settings = settings or TaskSettings()
         self.jobs: dict[str, TaskJob] = {}
+        self.foreign: ForeignTasks | None = None
+        """Who answers for the tasks this server hands out but does not run (a gateway's upstream tasks)."""
         """The tasks running in this process, by id."""
         self._runner = secrets.token_hex(8)
         self._group: anyio.abc.TaskGroup | None = None
@@ -195,7 +211,9 @@ class ServedTasks:
     # --- tasks/get, tasks/update, tasks/cancel ------------------------------------------------------------------
 
     async def on_get(self, ctx: ServerRequestContext[Any, Any], params: GetTaskParams) -> dict[str, Any]:
-        record = await self._owned(ctx, "tasks/get", params.task_id)
+        record = await self._owned(ctx, "tasks/get", params)
+        if isinstance(record, dict):
+            return record
         if not record.terminal and record.runner != self._runner:
             stale = time.time() - record.heartbeat > 3 * self.settings.heartbeat
             if stale:
@@ -205,7 +223,9 @@ class ServedTasks:
         return record.detailed().wire()
 
     async def on_update(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> dict[str, Any]:
-        record = await self._owned(ctx, "tasks/update", params.task_id)
+        record = await self._owned(ctx, "tasks/update", params)
+        if isinstance(record, dict):
+            return record
         given = params.input_responses
 
         def deliver(record: TaskRecord) -> TaskRecord | None:
@@ -227,7 +247,9 @@ class ServedTasks:
         return TaskAck().wire()
 
     async def on_cancel(self, ctx: ServerRequestContext[Any, Any], params: CancelTaskParams) -> dict[str, Any]:
-        record = await self._owned(ctx, "tasks/cancel", params.task_id)
+        record = await self._owned(ctx, "tasks/cancel", params)
+        if isinstance(record, dict):
+            return record
         await self.store.change(
             record.task_id,
             lambda r: (
@@ -243,7 +265,11 @@ class ServedTasks:
             job.scope.cancel()
         return TaskAck().wire()
 
-    async def _owned(self, ctx: ServerRequestContext[Any, Any], method: str, task_id: str) -> TaskRecord:
+    async def _owned(
+        self, ctx: ServerRequestContext[Any, Any], method: str, params: TaskParams
+    ) -> TaskRecord | dict[str, Any]:
+        """The caller's task; or, for a task this server did not start, the `foreign` tasks' answer."""
+        task_id = params.task_id
         if not self.negotiated(ctx):
             raise missing_tasks_capability(method)
         headers: Any = getattr(ctx.request, "headers", None)
@@ -253,7 +279,10 @@ class ServedTasks:
         identity = identify(ctx)
         record = await self.store.get(task_id)
         if record is None or record.app_name != self.app_name:
-            raise _unknown(task_id)
+            answer = None if self.foreign is None else await self.foreign.answer(ctx, method, params)
+            if answer is None:
+                raise _unknown(task_id)
+            return answer
         if not record.owner.admits(identity.principal, identity.session_owner):
             logger.warning("%s of task %s refused: it belongs to another principal or session", method, task_id)
             raise _unknown(task_id)

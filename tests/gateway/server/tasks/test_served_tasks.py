@@ -21,6 +21,7 @@ from served_task_tools import SETTINGS, TASKS, new_gate, until
 from server_harness import DEADLINE, connect, http_server
 
 from gateway.server import ToolServer
+from gateway.server.tasks import TaskParams
 from gateway.state import SqliteStateStore
 from gateway.tasks.wire import TASKS_EXTENSION
 from tests.support.modern_wire import ModernWire
@@ -179,3 +180,33 @@ async def test_a_completed_task_survives_a_restart_and_a_task_cut_by_it_reads_fa
     assert kept["result"]["content"][0]["text"] == f"{done_gate} opened"
     assert lost["status"] == "failed"
     assert lost["error"]["code"] == types.INTERNAL_ERROR
+
+
+class _Upstream:
+    """Answers for one task the server hands out without running it, as a gateway's upstream task would."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    async def answer(self, ctx: object, method: str, params: TaskParams) -> dict[str, Any] | None:
+        del ctx
+        self.asked.append((method, params.task_id))
+        if params.task_id != "upstream-1":
+            return None
+        return {"taskId": "upstream-1", "status": "working", "createdAt": "c", "lastUpdatedAt": "u", "ttlMs": None}
+
+
+async def test_a_task_the_server_did_not_start_is_answered_by_its_foreign_tasks() -> None:
+    server = ToolServer(tools.TOOLS, tasks=SETTINGS)
+    upstream = _Upstream()
+    server.tasks.foreign = upstream
+    async with serving(server) as url, httpx2.AsyncClient() as http:
+        wire = ModernWire(http, url, extensions=TASKS)
+        forwarded = await wire.request("tasks/get", {"taskId": "upstream-1"})
+        with pytest.raises(MCPError) as unknown:
+            await wire.request("tasks/cancel", {"taskId": "nobodys"})
+
+    assert forwarded["status"] == "working"
+    assert forwarded["ttlMs"] is None
+    assert unknown.value.error.code == types.INVALID_PARAMS
+    assert upstream.asked == [("tasks/get", "upstream-1"), ("tasks/cancel", "nobodys")]
