@@ -62,8 +62,8 @@ POLL_CEILING: Final = 30.0
 _DEFAULT_POLL: Final = 1.0
 _CANCEL_DEADLINE: Final = 5.0
 
-_progress: contextvars.ContextVar[ProgressFnT | None] = contextvars.ContextVar(
-    "adk_mcp_gateway_task_progress", default=None
+_progress: contextvars.ContextVar[tuple[ProgressFnT | None, types.RequestParamsMeta | None]] = contextvars.ContextVar(
+    "adk_mcp_gateway_task_call", default=(None, None)
 )
 _deferred: contextvars.ContextVar[bool] = contextvars.ContextVar("adk_mcp_gateway_task_deferred", default=False)
 
@@ -113,10 +113,11 @@ def deferring() -> Generator[None]:
 
 
 @contextlib.contextmanager
-def reporting_progress(on_progress: ProgressFnT | None) -> Generator[None]:
-    """A task a call inside finishes reports its polls to `on_progress` (the claim's resolver has no other way to
-    reach the call's progress callback)."""
-    token = _progress.set(on_progress)
+def reporting_progress(on_progress: ProgressFnT | None, meta: types.RequestParamsMeta | None = None) -> Generator[None]:
+    """A task a call inside finishes reports its polls to `on_progress`, and its requests carry `meta` as the call
+    did (an upstream session's key: the task is that session's). The claim's resolver has no other way to reach
+    the call's progress callback and `_meta`."""
+    token = _progress.set((on_progress, meta))
     try:
         yield
     finally:
@@ -129,10 +130,12 @@ async def finish_task(
     *,
     poll_interval_ms: int | None = None,
     on_progress: ProgressFnT | None = None,
+    meta: types.RequestParamsMeta | None = None,
 ) -> types.CallToolResult:
     """Poll task `task_id` until it ends; its outcome as the `tools/call` result it stands for.
 
-    `poll_interval_ms` is the server's suggestion from the task's creation.
+    `poll_interval_ms` is the server's suggestion from the task's creation; `meta` the `_meta` the call carried
+    (every tasks request carries it too: a server may hold the task for the session a `_meta` key names).
 
     Raises:
         MCPError: the task failed (its JSON-RPC error), a poll failed, or an input callback refused (`ErrorData`).
@@ -144,7 +147,7 @@ async def finish_task(
     try:
         while True:
             await anyio.sleep(wait)
-            task = await session.send_request(_GetTask(params=GetTaskParams(task_id=task_id)), DetailedTask)
+            task = await session.send_request(_GetTask(params=GetTaskParams(task_id=task_id, _meta=meta)), DetailedTask)
             polls += 1
             wait = poll_interval(task.poll_interval_ms, wait)
             if task.terminal:
@@ -155,11 +158,11 @@ async def finish_task(
             if task.status == "input_required" and task.input_requests:
                 fresh = {key: request for key, request in task.input_requests.items() if key not in answered}
                 if fresh:
-                    await _answer(session, task_id, fresh)
+                    await _answer(session, task_id, fresh, meta)
                     answered.update(fresh)
     finally:
         if not ended:
-            await _cancel(session, task_id)
+            await _cancel(session, task_id, meta)
 
 
 def _outcome(task: DetailedTask) -> types.CallToolResult:
@@ -177,7 +180,9 @@ def _outcome(task: DetailedTask) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=f"The server cancelled the task{why}")], is_error=True)
 
 
-async def _answer(session: ClientSession, task_id: str, requests: dict[str, Any]) -> None:
+async def _answer(
+    session: ClientSession, task_id: str, requests: dict[str, Any], meta: types.RequestParamsMeta | None
+) -> None:
     """Answer input requests through the session's callbacks, then send the answers with `tasks/update`."""
     parsed = types.InputRequiredResult.model_validate(
         {"resultType": "input_required", "inputRequests": requests}, by_name=False
@@ -190,15 +195,15 @@ async def _answer(session: ClientSession, task_id: str, requests: dict[str, Any]
         if isinstance(response, types.ErrorData):
             raise MCPError.from_error_data(response)
         responses[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
-    params = UpdateTaskParams(task_id=task_id, input_responses=responses)
+    params = UpdateTaskParams(task_id=task_id, input_responses=responses, _meta=meta)
     await session.send_request(_UpdateTask(params=params), TaskAck)
 
 
-async def _cancel(session: ClientSession, task_id: str) -> None:
+async def _cancel(session: ClientSession, task_id: str, meta: types.RequestParamsMeta | None) -> None:
     """Ask the server to cancel an unfinished task; a failure to is logged, never raised (best effort)."""
     with anyio.move_on_after(_CANCEL_DEADLINE, shield=True):
         try:
-            await session.send_request(_CancelTask(params=CancelTaskParams(task_id=task_id)), TaskAck)
+            await session.send_request(_CancelTask(params=CancelTaskParams(task_id=task_id, _meta=meta)), TaskAck)
         except Exception as exc:  # noqa: BLE001 - best effort: the caller's own outcome matters more
             logger.debug("Cancelling task %s failed: %s", task_id, exc)
 
@@ -224,7 +229,11 @@ def finish_claimed_tasks(session: ClientSession) -> None:
         outcome = await send(name, arguments, read_timeout_seconds, progress_callback, allow_claimed=True, **options)
         if isinstance(outcome, ClaimedTask) and not allow_claimed:
             return await finish_task(
-                session, outcome.task_id, poll_interval_ms=outcome.poll_interval_ms, on_progress=progress_callback
+                session,
+                outcome.task_id,
+                poll_interval_ms=outcome.poll_interval_ms,
+                on_progress=progress_callback,
+                meta=options.get("meta"),
             )
         return outcome
 
@@ -234,8 +243,9 @@ def finish_claimed_tasks(session: ClientSession) -> None:
 async def _resolve(created: ClaimedTask, context: ClaimContext) -> types.CallToolResult:
     if _deferred.get():
         raise TaskStarted(created)
+    on_progress, meta = _progress.get()
     return await finish_task(
-        context.session, created.task_id, poll_interval_ms=created.poll_interval_ms, on_progress=_progress.get()
+        context.session, created.task_id, poll_interval_ms=created.poll_interval_ms, on_progress=on_progress, meta=meta
     )
 
 

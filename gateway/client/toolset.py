@@ -368,7 +368,7 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent, UpstreamTasks):
         """Send one `tools/call` on `session` the SDK client's way (its result checked against the tool's schema; a
         task it is answered with finished). A sessionless session without a key of its own adopts the key the server
         issued with the result (an adk-mcp-gateway server's `_meta` session key) to keep its session state."""
-        with reporting_progress(on_progress):
+        with reporting_progress(on_progress, session.meta):
             result = await session.client.call_tool(name, args, progress_callback=on_progress, meta=session.meta)
         issued = (result.meta or {}).get(SESSION_META_KEY)
         if session.meta is None and session.modern and isinstance(issued, str):

@@ -77,6 +77,8 @@ class UpstreamTasks:
 
         async def poll(slot: SessionSlot, session: UpstreamSession) -> types.CallToolResult:
             del slot
-            return await finish_task(session.client.session, task_id, poll_interval_ms=poll_interval_ms)
+            return await finish_task(
+                session.client.session, task_id, poll_interval_ms=poll_interval_ms, meta=session.meta
+            )
 
         return await self._pool.request(readonly_context, f"Waiting for task {task_id!r}", poll)

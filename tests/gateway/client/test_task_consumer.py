@@ -5,7 +5,7 @@ The server (`tasks_upstream.py`) advances a task only when it is polled, so noth
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,11 +15,14 @@ from mcp import types
 from mcp.client.context import ClientRequestContext
 from tasks_upstream import TaskLog, http_app
 
+from gateway import LongRunningFunctionTool
 from gateway.client import McpToolset, StreamableHTTPConnectionParams
 from gateway.client.task_consumer import POLL_CEILING, POLL_FLOOR, poll_interval
+from gateway.server import ToolServer
+from gateway.server.tasks import TaskSettings
 from gateway.tools import ProgressLog, ToolContext
 from tests.support.deadlines import DEADLINE
-from tests.support.loopback import serving_asgi
+from tests.support.loopback import serving_asgi, serving_tools
 
 pytestmark = pytest.mark.anyio
 
@@ -109,3 +112,33 @@ async def test_cancelling_the_call_cancels_the_task() -> None:
     (task_id,) = log.tasks
     assert log.cancelled == [task_id]
     assert log.tasks[task_id].status == "cancelled"
+
+
+async def test_a_long_running_tool_served_by_our_server_is_finished_as_a_task() -> None:
+    released = anyio.Event()
+
+    async def crunch(n: int) -> AsyncGenerator[Any]:
+        """Report progress, then wait for the test."""
+        yield {"progress": 1, "total": 2, "message": "crunching"}
+        await released.wait()
+        yield n * 2
+
+    # The call becomes a task at its first progress update, never by the clock.
+    server = ToolServer([LongRunningFunctionTool(crunch)], tasks=TaskSettings(start_after=DEADLINE, poll_interval=0.05))
+    updates: list[Any] = []
+
+    async def on_update(update: Any) -> None:
+        updates.append(update)
+        released.set()
+
+    async with serving_tools(server) as base_url:
+        toolset = McpToolset(connection_params=StreamableHTTPConnectionParams(url=f"{base_url}/mcp"), enable_tasks=True)
+        try:
+            context = ToolContext()
+            context.progress_sink = on_update
+            response = await _call(toolset, "crunch", {"n": 21}, context)
+        finally:
+            await toolset.close()
+    assert response == {"result": 42}
+    # Progress came from polling the task (its status message, no total), not from the call's own notifications.
+    assert updates[0] == {"progress": 1.0, "message": "crunching"}
