@@ -1,7 +1,9 @@
 """An upstream that answers calls with tasks (SEP-2663) behind the gateway, for clients that get a plain call.
 
 A handshake-era client cannot hold a task: the gateway polls the upstream's task for it and answers its
-`tools/call` with the task's result, each poll's status reaching the client as progress. The upstream
+`tools/call` with the task's result, each poll's status reaching the client as progress, the task's questions
+reaching it as elicitation, its cancellation cancelling the task. A modern client's call gets the result the same
+way (whether it declared the extension or not). The upstream
 (`tests/gateway/client/tasks_upstream.py`) speaks only what a 2026-07-28 session asks for, and advances a task
 only when it is polled.
 """
@@ -15,6 +17,7 @@ import pytest
 from hub_harness import connect, gateway_http, write_config
 from mcp import types
 from mcp.client import advertise
+from mcp.client.context import ClientRequestContext
 
 from gateway.tasks.wire import TASKS_EXTENSION
 from tests.gateway.client.tasks_upstream import TaskLog, http_app
@@ -62,3 +65,39 @@ async def test_a_modern_client_gets_an_upstream_tasks_result(tmp_path: Path, dec
     assert result.structured_content == {"sum": 9}
     (task_id,) = log.tasks
     assert log.tasks[task_id].status == "completed"
+
+
+async def test_an_upstream_tasks_question_reaches_a_handshake_era_client_as_elicitation(tmp_path: Path) -> None:
+    log = TaskLog()
+    asked: list[str] = []
+
+    async def elicit(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Grace"})
+
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with gateway_http(config) as base_url, connect(base_url, "legacy", elicitation_callback=elicit) as client:
+            with anyio.fail_after(DEADLINE):
+                result = await client.call_tool("jobs_ask_name", {})
+    assert asked == ["What is your name?"]
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "Hello, Grace!"
+    ((_, answers),) = log.updates
+    assert answers == {"name-1": {"action": "accept", "content": {"name": "Grace"}}}
+
+
+async def test_a_handshake_era_client_that_cancels_its_call_cancels_the_upstream_task(tmp_path: Path) -> None:
+    log = TaskLog()
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with gateway_http(config) as base_url, connect(base_url, "legacy") as client:
+            with anyio.fail_after(DEADLINE):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(lambda: client.call_tool("jobs_endless", {}))
+                    await log.first_poll.wait()
+                    tg.cancel_scope.cancel()
+                await log.cancel_seen.wait()
+    (task_id,) = log.tasks
+    assert log.cancelled == [task_id]
