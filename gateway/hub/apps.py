@@ -31,8 +31,10 @@ from gateway.server.identity import identify
 from gateway.server.tool_server import ToolServer
 from gateway.tools import ReadonlyContext
 
-__all__ = ["UI_SCHEME", "AppCalls", "namespaced_meta", "namespaced_uri", "upstream_uri"]
+__all__ = ["APPS_EXTENSION", "UI_SCHEME", "AppCalls", "namespaced_meta", "namespaced_uri", "upstream_uri"]
 
+APPS_EXTENSION: Final = "io.modelcontextprotocol/ui"
+"""The MCP Apps extension's identifier (`mcp.server.apps.EXTENSION_ID`)."""
 UI_SCHEME: Final = "ui://"
 _FLAT_KEY: Final = "ui/resourceUri"
 """The flat form of `_meta.ui.resourceUri` that SEP-1865 deprecates (still sent by some servers)."""

@@ -27,8 +27,8 @@ from gateway.errors import UpstreamUnavailableError
 from gateway.hub.apps import AppCalls, namespaced_meta
 from gateway.hub.era import DownstreamEras
 from gateway.hub.forwarding.fast_lane import FastLane
+from gateway.hub.handshakes import UpstreamHandshakes
 from gateway.hub.held_calls import HeldCalls
-from gateway.hub.instructions import UpstreamInstructions
 from gateway.hub.kept_results import KeptResults, cap_result
 from gateway.hub.listen_streams import MAX_LISTEN_STREAMS_PER_CLIENT, ListenStreams
 from gateway.hub.passthrough import Passthrough
@@ -277,9 +277,9 @@ class Hub:
 
     def serving(self, server: ToolServer) -> ToolServer:
         """`server` (which this hub extends) with what the upstreams' handshakes say added to its own: their
-        instructions (`UpstreamInstructions`); and an app's calls by its upstream's tool names (`AppCalls`, outermost,
-        so that every other layer sees the published name)."""
-        server.pipeline.add_answered(UpstreamInstructions(lambda: self.passthrough.upstreams), NEVER)
+        instructions and extensions (`UpstreamHandshakes`); and an app's calls by its upstream's tool names
+        (`AppCalls`, outermost, so that every other layer sees the published name)."""
+        server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams), NEVER)
         middleware = server.server.middleware
         server.pipeline.add_answered(AppCalls(server), NEVER, before=middleware[0] if middleware else None)
         return server

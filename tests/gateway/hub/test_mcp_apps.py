@@ -22,6 +22,7 @@ pytestmark = pytest.mark.anyio
 APPS_SERVER = str(HERE / "hub_apps_server.py")
 APP = "ui://clock/app.html"
 PUBLISHED_APP = "ui://time/clock/app.html"
+APPS_EXTENSION = "io.modelcontextprotocol/ui"
 
 
 def _entry(**options: Any) -> dict[str, Any]:
@@ -124,3 +125,22 @@ async def test_an_unknown_name_no_upstream_has_is_still_an_unknown_tool(tmp_path
             await client.call_tool("no_such_tool", {})
     assert refused.value.code == types.INVALID_PARAMS
     assert "Unknown tool 'no_such_tool'" in refused.value.message
+
+
+async def test_discover_declares_the_apps_extension_when_an_upstream_does(tmp_path: Path) -> None:
+    async with _direct("auto") as direct:
+        declared = direct.server_capabilities.extensions if direct.server_capabilities else None
+    async with _through_gateway(tmp_path, "auto") as client:
+        capabilities = client.server_capabilities
+    assert declared == {APPS_EXTENSION: {}}
+    assert capabilities is not None
+    assert capabilities.extensions is not None
+    assert capabilities.extensions[APPS_EXTENSION] == {}
+
+
+async def test_without_an_upstream_serving_apps_discover_declares_no_apps_extension(tmp_path: Path) -> None:
+    tiny = {"command": sys.executable, "args": ["-I", "-S", str(HERE / "hub_tiny_server.py")], **SLOW_START}
+    async with _through_gateway(tmp_path, "auto", tiny=tiny) as client:
+        capabilities = client.server_capabilities
+    assert capabilities is not None
+    assert APPS_EXTENSION not in (capabilities.extensions or {})
