@@ -13,6 +13,7 @@ __all__ = [
     "LONG_RUNNING_META_KEY",
     "RAW_OUTPUT_META_KEY",
     "RETRY_AFTER_META_KEY",
+    "SERVER_CARD_AUTH_META_KEY",
     "SESSION_META_KEY",
     "SKIP_SUMMARIZATION_META_KEY",
     "TRANSFER_REASON_META_KEY",
@@ -27,6 +28,10 @@ RAW_OUTPUT_META_KEY: Final = "adk-mcp-gateway/rawOutputSchema"
 
 RETRY_AFTER_META_KEY: Final = "adk-mcp-gateway/retryAfterSeconds"
 """On a `tools/call` result refused by a rate limit (`isError`): seconds until a retry would be accepted."""
+
+SERVER_CARD_AUTH_META_KEY: Final = "adk-mcp-gateway/auth"
+"""On the HTTP front's server card (SEP-2127), whose schema has no field for it: how a client authenticates
+(`required`, `schemes`; with OAuth `protectedResourceMetadata`, `authorizationServers`, `scopes`)."""
 
 SESSION_META_KEY: Final = "adk-mcp-gateway/session"
 """On a request: a client-chosen session key (state and isolated upstream sessions follow it). On the `tools/call`

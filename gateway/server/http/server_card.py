@@ -27,16 +27,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, request_response
 
+from adapters.meta_keys import SERVER_CARD_AUTH_META_KEY
 from gateway.server.auth.oauth_settings import OAuthSettings
 from gateway.server.http.host_check import HostCheck
 
-__all__ = ["AUTH_META_KEY", "SERVER_CARD_PATHS", "SERVER_CARD_TYPE", "ServerCard", "server_card_routes"]
+__all__ = ["SERVER_CARD_PATHS", "SERVER_CARD_TYPE", "ServerCard", "server_card_routes"]
 
 SERVER_CARD_TYPE: Final = "application/mcp-server-card+json"
 SCHEMA_URL: Final = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
 SERVER_CARD_PATHS: Final = ("/mcp/server-card", "/.well-known/mcp/server-card")
-AUTH_META_KEY: Final = "adk-mcp-gateway/auth"
-"""The card's `_meta` key saying how a client authenticates (the card schema has no field of its own for it)."""
 _CACHE_CONTROL: Final = "public, max-age=3600"
 _UNNAMEABLE: Final = re.compile(r"[^a-zA-Z0-9._-]+")
 _DESCRIPTION: Final = "MCP tools served by adk-mcp-gateway."
@@ -118,7 +117,7 @@ class ServerCard:
             }
             for remote in remotes:
                 remote["headers"] = [header]
-            card["_meta"] = {AUTH_META_KEY: self._auth()}
+            card["_meta"] = {SERVER_CARD_AUTH_META_KEY: self._auth()}
         return card
 
     def _auth(self) -> dict[str, Any]:
