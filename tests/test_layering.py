@@ -22,7 +22,7 @@ FORBIDDEN_IN_ADAPTERS = (
     "mcp.shared",
 )
 FORBIDDEN_IN_SERVER = ("gateway.client", "gateway.hub")
-SERVER_WINGS = ("auth", "http", "observe", "policy", "resources", "search", "sign_in", "tasks")
+SERVER_WINGS = ("auth", "caching", "http", "observe", "policy", "resources", "search", "sign_in", "tasks")
 """The server's wings, each a package of its own concern beside the core of serving local tools."""
 MAX_MODULES_PER_FOLDER = 20
 FORBIDDEN_IN_OAUTH = ("gateway.client", "gateway.hub", "gateway.server")

@@ -17,16 +17,35 @@ from gateway.client.sessions.slot import SessionSlot
 from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.tools import ReadonlyContext
 
-__all__ = ["UpstreamContent"]
+__all__ = ["Listing", "UpstreamContent"]
 
 _Page = TypeVar("_Page", types.ListResourcesResult, types.ListResourceTemplatesResult, types.ListPromptsResult)
 _Entry = TypeVar("_Entry")
+
+
+class Listing(list[_Entry]):
+    """A listing's entries (all pages), with the cache hint the upstream gave it (`ttlMs`: the smallest of its
+    pages'; `cacheScope`: private if one page said so)."""
+
+    def __init__(self, entries: list[_Entry], hint: types.CacheableResult) -> None:
+        super().__init__(entries)
+        self.hint = hint
 
 
 class UpstreamContent:
     """Resources and prompts of the upstream that `_pool` reaches."""
 
     _pool: SessionPool
+    listing_token: Callable[[ReadonlyContext | None], tuple[object, ...] | None]
+
+    def listing_hint(self, readonly_context: ReadonlyContext | None = None) -> types.CacheableResult | None:
+        """How fresh the tool listing kept for this context is (what is left of the upstream's `ttlMs`) and its
+        `cacheScope`: private whatever the upstream said when the listing depends on more than the upstream's answer
+        (a filter predicate, a credential, tool search: `listing_token` cannot tell); None when none is kept."""
+        hint = self._pool.cached_hint_now(readonly_context)
+        if hint is not None and self.listing_token(readonly_context) is None:
+            return hint.model_copy(update={"cache_scope": "private"})
+        return hint
 
     async def list_resources(self, readonly_context: ReadonlyContext | None = None) -> list[types.Resource]:
         """Every resource the upstream lists (all pages)."""
@@ -88,6 +107,10 @@ class UpstreamContent:
 
         async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[_Entry]:
             pages = await every_page(lambda cursor: fetch(session, cursor))
-            return [entry for page in pages for entry in entries(page)]
+            shared = all(page.cache_scope == "public" for page in pages)
+            hint = types.CacheableResult(
+                ttl_ms=min(page.ttl_ms for page in pages), cache_scope="public" if shared else "private"
+            )
+            return Listing([entry for page in pages for entry in entries(page)], hint)
 
         return await self._pool.request(readonly_context, f"Listing the {what}", list_all)

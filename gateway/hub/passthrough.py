@@ -18,7 +18,9 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client import McpToolset
 from gateway.client.relayed_round import RelayedRound, declaring
+from gateway.client.upstream_content import Listing
 from gateway.hub.apps import namespaced_meta, namespaced_uri, upstream_uri
+from gateway.server.caching import merged_hint
 from gateway.tools import BaseToolset, ReadonlyContext
 
 __all__ = ["Passthrough"]
@@ -166,11 +168,15 @@ class Passthrough:
         listing: Callable[[McpToolset], Awaitable[list[_Entry]]],
         renamed: Callable[[str | None, _Entry], _Entry],
     ) -> list[_Entry]:
-        """Every upstream's `listing`, in upstream order, each entry `renamed` under its upstream's prefix."""
+        """Every upstream's `listing`, in upstream order, each entry `renamed` under its upstream's prefix; a `Listing`
+        whose hint is the upstreams' merged (`gateway.server.caching`)."""
         merged: list[_Entry] = []
+        hints: list[types.CacheableResult | None] = []
         for upstream in self._upstreams:
-            merged.extend(renamed(upstream.tool_name_prefix, entry) for entry in await listing(upstream))
-        return merged
+            listed = await listing(upstream)
+            merged.extend(renamed(upstream.tool_name_prefix, entry) for entry in listed)
+            hints.append(listed.hint if isinstance(listed, Listing) else None)
+        return Listing(merged, merged_hint(hints))
 
     async def list_resources(self, ctx: ReadonlyContext) -> list[types.Resource]:
         """Every upstream's resources, URIs prefixed."""

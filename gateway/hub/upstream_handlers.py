@@ -13,14 +13,22 @@ from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.client.relayed_round import RelayedRound
+from gateway.client.upstream_content import Listing
 from gateway.hub.kept_results import KEPT_RESULT_SCHEME, KeptResults
 from gateway.hub.passthrough import Passthrough
 from gateway.hub.relay import DownstreamRelay
+from gateway.server.caching import UNKNOWN_HINT
 from gateway.server.extension import ContextOf, Pager
 from gateway.server.identity import identify
 from gateway.server.round_state import RoundState
 
 __all__ = ["UpstreamHandlers"]
+
+
+def _hint_of(merged: list[Any]) -> dict[str, Any]:
+    """The merged listing's cache hint as a result's fields (`gateway.server.caching`)."""
+    hint = merged.hint if isinstance(merged, Listing) else UNKNOWN_HINT
+    return {"ttl_ms": hint.ttl_ms, "cache_scope": hint.cache_scope}
 
 
 class UpstreamHandlers:
@@ -54,14 +62,14 @@ class UpstreamHandlers:
     ) -> types.ListResourcesResult:
         merged = await self._passthrough.list_resources(await self._context(ctx))
         page, next_cursor = self._page(merged, params, "resources/list")
-        return types.ListResourcesResult(resources=page, next_cursor=next_cursor)
+        return types.ListResourcesResult(resources=page, next_cursor=next_cursor, **_hint_of(merged))
 
     async def _on_list_resource_templates(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
         merged = await self._passthrough.list_resource_templates(await self._context(ctx))
         page, next_cursor = self._page(merged, params, "resources/templates/list")
-        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor)
+        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=next_cursor, **_hint_of(merged))
 
     async def _on_read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -91,7 +99,7 @@ class UpstreamHandlers:
     ) -> types.ListPromptsResult:
         merged = await self._passthrough.list_prompts(await self._context(ctx))
         page, next_cursor = self._page(merged, params, "prompts/list")
-        return types.ListPromptsResult(prompts=page, next_cursor=next_cursor)
+        return types.ListPromptsResult(prompts=page, next_cursor=next_cursor, **_hint_of(merged))
 
     async def _on_get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams

@@ -7,7 +7,9 @@ same tool objects under the same names. So whatever changes what a context sees 
 (new tool objects), a reload (a new catalog), a pin approval or drift, a local toolset listing other tools, a
 context-dependent filter — is a different view with pages of its own; nothing needs to be told to drop a page.
 A view is a context's own (a toolset that lists per user gives each user a view), and the policy guard filters
-each request's page after the cache, so no caller is shown another's tools.
+each request's page after the cache, so no caller is shown another's tools. A 2026-07-28 page carries the cache hint
+of its sources (`hint`, `gateway.server.caching`), stamped on each answer: what is left of an upstream's TTL
+shrinks while a page is kept.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from mcp import MCPError, types
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from gateway.errors import NameConflictError
+from gateway.server.caching import LOCAL_HINT, HintedSource, merged_hint, stamped
 from gateway.server.catalog import CatalogEntry, CatalogView, ToolCatalog
 from gateway.server.pagination import page_of
 from gateway.server.session_records import SessionRecords
-from gateway.tools import ReadonlyContext
+from gateway.tools import BaseTool, ReadonlyContext
 
 if TYPE_CHECKING:
     from gateway.server.extension import PlainRequest
@@ -118,7 +122,7 @@ class ToolListing:
             if pages is not None and key in pages and (cursor is None or isinstance(cursor, str)):
                 self._pages.move_to_end(view)
                 self._listed.put(session_owner, frozenset(view.entries))
-                return dict(pages[key])
+                return self._hinted(pages[key], readonly, ctx.protocol_version)
             token = _view_of_request.set(view)
             try:
                 result = await call_next(ctx)
@@ -126,9 +130,26 @@ class ToolListing:
                 _view_of_request.reset(token)
             if view.stable and isinstance(result, dict) and (cursor is None or isinstance(cursor, str)):
                 self._remember(view, key, result)
-            return result
+            return self._hinted(result, readonly, ctx.protocol_version) if isinstance(result, dict) else result
 
         return middleware
+
+    def _hinted(self, page: dict[str, Any], readonly: ReadonlyContext, version: str | None) -> dict[str, Any]:
+        """A page with this context's cache hint stamped on it (asked of the sources only where the wire has room)."""
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            return dict(page)
+        return stamped(page, self.hint(readonly), version)
+
+    def hint(self, readonly: ReadonlyContext) -> types.CacheableResult:
+        """The cache hint of the catalog's listing for this context (`gateway.server.caching`): the server's own
+        tools' (`LOCAL_HINT`), merged with what each toolset says of its listing (a toolset that cannot tell: 0)."""
+        hints: list[types.CacheableResult | None] = []
+        for item in self.catalog.items:
+            if isinstance(item, HintedSource):
+                hints.append(item.listing_hint(readonly))
+            else:
+                hints.append(LOCAL_HINT if isinstance(item, BaseTool) else None)
+        return merged_hint(hints)
 
     def cached_page(self, view: CatalogView, session_owner: str, version: str, cursor: str | None) -> bytes | None:
         """The JSON of a page `cached_pages` answered for this view before (None: it has not; ask the SDK).

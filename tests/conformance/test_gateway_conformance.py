@@ -294,3 +294,13 @@ def test_upstream_fixture_uses_the_texts_of_the_server_fixture(upstream_fixture:
     for name in ("SIMPLE_TEXT", "ERROR_TEXT", "EMBEDDED_TEXT", "LOG_MESSAGES", "RED_PIXEL_PNG", "SILENT_WAV"):
         assert getattr(upstream_fixture, name) == getattr(tools, name), name
     assert upstream_fixture.JSON_SCHEMA_TOOL_SCHEMA == tools.JsonSchema2020_12Tool.SCHEMA
+
+
+@pytest.mark.timeout(300)
+def test_gateway_stamps_cache_hints_on_every_cacheable_result(
+    toolchain: Toolchain, gateway_url: str, tmp_path: Path
+) -> None:
+    """The suite's `caching` scenario through the hop, the read of the upstream's first resource included."""
+    statuses, output = server_suite.run_caching_scenario(toolchain, gateway_url, tmp_path / "results")
+    expected = (*server_suite.CACHING_CHECKS, "sep-2549-resources-read-caching-hints")
+    assert {check: statuses.get(check) for check in expected} == dict.fromkeys(expected, "SUCCESS"), output

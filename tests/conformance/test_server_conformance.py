@@ -220,3 +220,53 @@ def test_server_mode_passes_the_conformance_suite_except_resources_prompts_and_c
     error_checks = _checks(results, "tools-call-error")
     assert error_checks[0]["details"]["result"]["isError"] is True
     assert _result_text(error_checks) == fixtures.ERROR_TEXT
+
+
+CACHING_CHECKS: Final = (
+    "sep-2549-tools-list-caching-hints",
+    "sep-2549-prompts-list-caching-hints",
+    "sep-2549-resources-list-caching-hints",
+    "sep-2549-resources-templates-list-caching-hints",
+    "sep-2549-ttl-non-negative",
+    "sep-2549-cache-scope-valid",
+)
+"""The checks of the suite's `caching` scenario (SEP-2549) that every server must pass (`resources/read` needs a
+resource to read: a server of local tools lists none to a new session, and the suite skips that check)."""
+
+
+def run_caching_scenario(toolchain: Toolchain, url: str, results: Path) -> tuple[dict[str, str], str]:
+    """The 0.2.0 alpha suite's `caching` scenario (spec 2026-07-28) against `url`: each check's status, by id, and
+    the suite's output for a failure message."""
+    command = [
+        str(toolchain.node),
+        str(toolchain.conformance_next),
+        "server",
+        "--url",
+        url,
+        "--scenario",
+        "caching",
+        "--spec-version",
+        "2026-07-28",
+        "-o",
+        str(results),
+    ]
+    done = subprocess.run(
+        command,
+        cwd=results.parent,
+        env=toolchain.env(),
+        capture_output=True,
+        text=True,
+        timeout=SUITE_SECONDS,
+        check=False,
+    )
+    output = f"exit {done.returncode}\n{_ANSI_ESCAPE.sub('', done.stdout)[-6000:]}\n{done.stderr[-2000:]}"
+    assert done.returncode == 0, output
+    return {check["id"]: check["status"] for check in _checks(results, "caching")}, output
+
+
+@pytest.mark.timeout(300)
+def test_server_mode_stamps_cache_hints_on_every_cacheable_result(
+    toolchain: Toolchain, server_url: str, tmp_path: Path
+) -> None:
+    statuses, output = run_caching_scenario(toolchain, server_url, tmp_path / "results")
+    assert {check: statuses.get(check) for check in CACHING_CHECKS} == dict.fromkeys(CACHING_CHECKS, "SUCCESS"), output

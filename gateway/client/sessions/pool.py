@@ -49,6 +49,7 @@ Mode = str | Callable[[ReadonlyContext | None], str]
 Declared = Callable[[ReadonlyContext | None], types.ClientCapabilities | None]
 """What a session opened for a context declares (None: what its callbacks can answer)."""
 _T = TypeVar("_T")
+_Read = Callable[[SessionSlot, UpstreamSession], _T | None]
 
 _FIRST_BACKOFF: Final = 0.5
 _MAX_BACKOFF: Final = 30.0
@@ -179,9 +180,7 @@ class SessionPool:
         if self.header_provider is None or context is None:
             return None
         headers = self.header_provider(context)
-        if inspect.isawaitable(headers):
-            headers = await headers
-        return dict(headers)
+        return dict(await headers if inspect.isawaitable(headers) else headers)
 
     async def _identity(self, context: ReadonlyContext | None) -> tuple[str, str, dict[str, str] | None]:
         """The slot key, the session key and the headers of a context."""
@@ -196,16 +195,21 @@ class SessionPool:
     def cached_tools_now(self, context: ReadonlyContext | None) -> list[types.Tool] | None:
         """`cached_tools` without awaiting anything: None also when a context's identity takes a header provider or a
         credential to tell. The same list object while the listing it holds is current."""
+        return self._cached_now(context, SessionSlot.cached_tools)
+
+    def cached_hint_now(self, context: ReadonlyContext | None) -> types.CacheableResult | None:
+        """How fresh the listing `cached_tools_now` gives is, and its scope (None when it gives none)."""
+        return self._cached_now(context, SessionSlot.tools_hint)
+
+    def _cached_now(self, context: ReadonlyContext | None, read: _Read[_T]) -> _T | None:
         if self.credential is not None or (self.header_provider is not None and context is not None):
             return None
-        return self._cached_in(slot_key(self._session_identity(context), None, "", self.declared(context)))
+        return self._cached_in(slot_key(self._session_identity(context), None, "", self.declared(context)), read)
 
-    def _cached_in(self, key: str) -> list[types.Tool] | None:
+    def _cached_in(self, key: str, read: _Read[_T]) -> _T | None:
         slot = self._slots.get(key)
         session = slot.session if slot is not None else None
-        if slot is None or session is None or not session.alive:
-            return None
-        return slot.cached_tools(session)
+        return None if slot is None or session is None or not session.alive else read(slot, session)
 
     def _params_for(self, context: ReadonlyContext | None) -> ConnectionParams:
         """The connection parameters for a context: with the credential's auth for it (asked on every request, so a
@@ -336,7 +340,7 @@ class SessionPool:
     async def cached_tools(self, context: ReadonlyContext | None) -> list[types.Tool] | None:
         """The tool listing cached on the live session of a context's identity, if there is one (nothing is sent)."""
         key, _, _ = await self._identity(context)
-        return self._cached_in(key)
+        return self._cached_in(key, SessionSlot.cached_tools)
 
     async def request(
         self,
@@ -375,12 +379,7 @@ class SessionPool:
 
     async def drained(self) -> None:
         """Return once no request is in flight on the open sessions (callers bound the wait)."""
-        while True:
-            busy = [
-                slot.session for slot in self._slots.values() if slot.session is not None and slot.session.in_flight
-            ]
-            if not busy:
-                return
+        while busy := [slot.session for slot in self._slots.values() if slot.session and slot.session.in_flight]:
             await busy[0].idle.wait()
 
     @property

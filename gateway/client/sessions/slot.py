@@ -6,8 +6,9 @@ import base64
 import hashlib
 import hmac
 import json
+import math
 import secrets
-from typing import cast
+from typing import Literal, cast
 
 import anyio
 from mcp import types
@@ -28,6 +29,8 @@ class SessionSlot:
         self.tools: list[types.Tool] | None = None
         self.tools_generation = 0
         self.tools_expire_at = 0.0
+        self.tools_scope: Literal["public", "private"] = "private"
+        """The `cacheScope` the upstream gave its listing (private if one page said so)."""
         self.active: list[ToolContext] = []
         """The calls in flight on this session, newest last: where forwarded upstream requests go."""
         self.session_key = session_key or secrets.token_urlsafe(32)
@@ -45,12 +48,20 @@ class SessionSlot:
         return cls(base64.urlsafe_b64encode(derived).decode().rstrip("="))
 
     def cached_tools(self, session: UpstreamSession) -> list[types.Tool] | None:
-        """The cached listing, while no change was announced since (or, unwatched, while its TTL lasts)."""
-        if self.tools is None or self.session is not session:
-            return None
-        if session.watches_tools and self.tools_generation == session.tools_generation:
+        """The cached listing, while no change was announced since (and, unwatched, while its TTL lasts)."""
+        if self.tools is None or self.session is not session or self.tools_generation != session.tools_generation:
+            return None  # a change was announced (a TTL still running is no reason to keep what changed)
+        if session.watches_tools:
             return self.tools
         return self.tools if anyio.current_time() < self.tools_expire_at else None
+
+    def tools_hint(self, session: UpstreamSession) -> types.CacheableResult | None:
+        """How fresh the cached listing still is (what is left of the upstream's `ttlMs`) and its scope; None when
+        nothing is cached."""
+        if self.cached_tools(session) is None:
+            return None
+        left = max(0, math.floor((self.tools_expire_at - anyio.current_time()) * 1000))
+        return types.CacheableResult(ttl_ms=left, cache_scope=self.tools_scope)
 
     async def list_tools(self, session: UpstreamSession) -> list[types.Tool]:
         """Every tool of the upstream (all pages): the cached listing, else listed anew and cached for `session`."""
@@ -65,6 +76,7 @@ class SessionSlot:
             self.tools = tools
             self.tools_generation = generation
             self.tools_expire_at = anyio.current_time() + (ttl_ms or 0) / 1000
+            self.tools_scope = "public" if all(page.cache_scope == "public" for page in pages) else "private"
         return tools
 
 

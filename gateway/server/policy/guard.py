@@ -54,15 +54,18 @@ _USES: dict[str, tuple[Kind, str]] = {
 
 
 def _filtered(result: HandlerResult, field: str, keep: Callable[[str], bool], name_field: str) -> HandlerResult:
+    """The listing without what the caller may not use: a listing of the caller's own, so never shared by caches."""
     if isinstance(result, BaseModel):
         items = cast("list[Any]", getattr(result, field, None) or [])
         kept = [item for item in items if keep(str(getattr(item, name_field)))]
-        return result.model_copy(update={field: kept})
+        return result.model_copy(update={field: kept, "cache_scope": "private"})
     if isinstance(result, dict):
         wire_field = "resourceTemplates" if field == "resource_templates" else field
         wire_name = "uriTemplate" if name_field == "uri_template" else name_field
         items = cast("list[dict[str, Any]]", result.get(wire_field) or [])
-        return {**result, wire_field: [item for item in items if keep(str(item.get(wire_name)))]}
+        filtered = {**result, wire_field: [item for item in items if keep(str(item.get(wire_name)))]}
+        # Only a 2026-07-28 answer carries a scope (`gateway.server.caching`).
+        return {**filtered, "cacheScope": "private"} if "cacheScope" in result else filtered
     return result
 
 

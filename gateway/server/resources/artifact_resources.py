@@ -29,6 +29,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from adapters import Media
 from gateway.artifacts.uri import ARTIFACT_SCHEME, artifact_uri, parse_artifact_uri
+from gateway.server.caching import LOCAL_HINT, with_every_listing
 from gateway.server.identity import CallIdentity, identify
 from gateway.server.resources.artifact_listen import ArtifactListen
 from gateway.tools import ReadonlyContext, ToolContext
@@ -63,7 +64,8 @@ class ArtifactResources:
         self._publisher: EventPublisher | None = None
 
     def merged(self, handlers: Mapping[str, Any]) -> dict[str, Any]:
-        """`handlers` (an extension's `on_*` handlers) with the artifacts' resources merged into them."""
+        """`handlers` (an extension's `on_*` handlers) with the artifacts' resources merged into them (and an empty
+        listing for each cacheable listing there is none of: `with_every_listing`)."""
         merged = dict(handlers)
         inner_list: Handler | None = merged.get("on_list_resources")
         inner_read: Handler | None = merged.get("on_read_resource")
@@ -74,10 +76,11 @@ class ArtifactResources:
         ) -> types.ListResourcesResult:
             cursor = params.cursor if params is not None else None
             own = await self._listing(ctx) if cursor is None else []
+            # A session's own files: a listing for its caller alone (its changes are announced, not waited out).
             if inner_list is None:
-                return types.ListResourcesResult(resources=own)
+                return types.ListResourcesResult(resources=own, ttl_ms=LOCAL_HINT.ttl_ms, cache_scope="private")
             theirs: types.ListResourcesResult = await inner_list(ctx, params)
-            return theirs.model_copy(update={"resources": [*own, *theirs.resources]})
+            return theirs.model_copy(update={"resources": [*own, *theirs.resources], "cache_scope": "private"})
 
         async def on_read_resource(
             ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
@@ -104,7 +107,7 @@ class ArtifactResources:
             feed = ArtifactListen()
             self._publisher = feed
             merged["on_subscriptions_listen"] = feed
-        return merged
+        return with_every_listing(merged)
 
     async def announce(self, ctx: ServerRequestContext[Any, Any], caller: CallIdentity) -> None:
         """Tell the caller's session that its resources changed (a tool saved an artifact).
