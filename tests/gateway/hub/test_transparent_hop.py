@@ -38,6 +38,7 @@ from mcp import Client, StdioServerParameters, types
 
 from tests.conformance.toolchain import ensure_toolchain
 from tests.support.loopback import bound_socket, wait_for_port
+from tests.support.wire import wire_form
 
 pytestmark = pytest.mark.anyio
 
@@ -199,13 +200,13 @@ def _steady(value: Any, key: str = "") -> Any:
     return VOLATILE.sub("<volatile>", value) if isinstance(value, str) else value
 
 
-def _wire(result: types.CallToolResult) -> dict[str, Any]:
+def _as_sent(result: types.CallToolResult) -> dict[str, Any]:
     """A result as it travels (its JSON, nothing added, nothing left out), without the protocol's envelope.
 
     The envelope: `_meta` keys under `io.modelcontextprotocol/`, the modern era's `resultType: "complete"`; and
     `isError: false`, which means the same as no `isError` (the gateway's SDK always writes it).
     """
-    wire = result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    wire = wire_form(result)
     meta = {key: value for key, value in wire.pop("_meta", {}).items() if not key.startswith(ENVELOPE)}
     if wire.get("resultType") == "complete":
         del wire["resultType"]
@@ -221,7 +222,7 @@ async def _listed(client: Client) -> dict[str, dict[str, Any]]:
     while True:
         page = await client.list_tools(cursor=cursor)
         for tool in page.tools:
-            wire = tool.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            wire = wire_form(tool)
             # `execution` (task support) is a handshake-era field; a 2026-07-28 client is never sent it.
             wire.pop("execution", None)
             tools[tool.name] = wire
@@ -237,7 +238,7 @@ async def _results(client: Client, calls: Sequence[Call]) -> tuple[dict[str, dic
     results: list[dict[str, Any]] = []
     for name, arguments in calls:
         with anyio.fail_after(DEADLINE):
-            results.append(_wire(await client.call_tool(name, arguments)))
+            results.append(_as_sent(await client.call_tool(name, arguments)))
     return names, results
 
 

@@ -50,6 +50,7 @@ from gateway.state import InMemoryStateStore
 from gateway.tools import BaseTool, ReadonlyContext
 from tests.support.client_callbacks import ClientCallbacks
 from tests.support.loopback import bound_socket, free_port, serving_asgi, serving_tools
+from tests.support.wire import wire_form
 
 pytestmark = pytest.mark.anyio
 
@@ -115,10 +116,6 @@ def paged(config: Path, page_size: int) -> ToolServer:
     )
 
 
-def _wire(result: types.CallToolResult) -> dict[str, Any]:
-    return result.model_dump(by_alias=True, mode="json", exclude_unset=True)
-
-
 @dataclass
 class Heard:
     """What a client heard besides results: progress and log messages, in order."""
@@ -144,7 +141,7 @@ async def _call_all(
     results: list[dict[str, Any]] = []
     for name, arguments in calls:
         with anyio.fail_after(DEADLINE):
-            results.append(_wire(await client.call_tool(name, arguments, progress_callback=heard.on_progress)))
+            results.append(wire_form(await client.call_tool(name, arguments, progress_callback=heard.on_progress)))
     return results
 
 
