@@ -81,14 +81,26 @@ class AdkMemoryService(BaseMemoryService):
     """Our `MemoryService` as a google-adk `BaseMemoryService`.
 
     Args:
-        memory: ours.
+        memory: ours; None: every use raises our `NO_MEMORY_SERVICE` (a `ValueError`, as ADK raises, that also says
+            how to configure a memory service).
         app_name: the app every memory belongs to, whatever app ADK names (a served agent's Runner is named after
             the agent; its memory is the server's, as its `app:` state is); None: the app ADK names.
     """
 
-    def __init__(self, memory: MemoryService, *, app_name: str | None = None) -> None:
-        self.memory = memory
+    def __init__(self, memory: MemoryService | None, *, app_name: str | None = None) -> None:
+        self._memory = memory
         self._app_name = app_name
+
+    @property
+    def memory(self) -> MemoryService:
+        """Ours.
+
+        Raises:
+            ServiceNotConfiguredError: there is none (`NO_MEMORY_SERVICE`).
+        """
+        if self._memory is None:
+            raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
+        return self._memory
 
     def _app(self, app_name: str) -> str:
         return self._app_name or app_name
@@ -147,33 +159,10 @@ class AdkMemoryService(BaseMemoryService):
         await self.memory.delete_memory(app_name=self._app(app_name), user_id=user_id, memory_id=memory_id)
 
 
-class _NoMemory:
-    """Where there is no memory service: each use says how to configure one (ADK's own error names no fix)."""
-
-    async def add_memory(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        memories: Sequence[MemoryEntry],
-        custom_metadata: Mapping[str, object] | None = None,
-    ) -> None:
-        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
-
-    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
-
-    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
-        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
-
-    async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        raise ServiceNotConfiguredError(NO_MEMORY_SERVICE)
-
-
 def adk_memory_service(memory: MemoryService | None, *, app_name: str | None = None) -> AdkMemoryService:
     """`memory` as google-adk's; with None, one whose every use raises our `NO_MEMORY_SERVICE` (a `ValueError`, as
     ADK raises, that also says how to configure a memory service)."""
-    return AdkMemoryService(_NoMemory() if memory is None else memory, app_name=app_name)
+    return AdkMemoryService(memory, app_name=app_name)
 
 
 async def _add_to_adk(target: Any, entries: Sequence[MemoryEntry], **scope: Any) -> None:
@@ -193,6 +182,10 @@ class MemoryFromAdk:
     def __repr__(self) -> str:
         return f"MemoryFromAdk({self.service!r})"
 
+    def _target(self, app_name: str, user_id: str) -> tuple[Any, dict[str, str]]:
+        """What answers, and the app and user it is told (a service is told them; an ADK context knows its own)."""
+        return self.service, {"app_name": app_name, "user_id": user_id}
+
     async def add_memory(
         self,
         *,
@@ -202,15 +195,18 @@ class MemoryFromAdk:
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Remember `memories` (as events when the service has no `add_memory`)."""
-        await _add_to_adk(self.service, memories, app_name=app_name, user_id=user_id, custom_metadata=custom_metadata)
+        target, scope = self._target(app_name, user_id)
+        await _add_to_adk(target, memories, custom_metadata=custom_metadata, **scope)
 
     async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         """The user's memories that match `query`, as the service ranks them."""
-        return _response_from_adk(await self.service.search_memory(app_name=app_name, user_id=user_id, query=query))
+        target, scope = self._target(app_name, user_id)
+        return _response_from_adk(await target.search_memory(query=query, **scope))
 
     async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
         """Forget the user's memory `memory_id`."""
-        await self.service.delete_memory(app_name=app_name, user_id=user_id, memory_id=memory_id)
+        target, scope = self._target(app_name, user_id)
+        await target.delete_memory(memory_id=memory_id, **scope)
 
     async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """An MCP session holds no conversation (its client keeps it).
@@ -222,7 +218,7 @@ class MemoryFromAdk:
         raise ServiceNotConfiguredError(NO_SESSION_CONVERSATION)
 
 
-class RunnerMemory:
+class RunnerMemory(MemoryFromAdk):
     """The memory service of the google-adk Runner running a call, reached through the call's ADK context.
 
     The app and user are the ADK session's; ADK raises its own `ValueError` when the Runner has no memory service.
@@ -231,27 +227,12 @@ class RunnerMemory:
     def __init__(self, adk_context: AdkToolContext) -> None:
         self._adk_context = adk_context
 
-    async def add_memory(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        memories: Sequence[MemoryEntry],
-        custom_metadata: Mapping[str, object] | None = None,
-    ) -> None:
-        """Remember `memories` in the Runner's service (as events when it has no `add_memory`)."""
-        del app_name, user_id
-        await _add_to_adk(self._adk_context, memories, custom_metadata=custom_metadata)
+    def __repr__(self) -> str:
+        return f"RunnerMemory({self._adk_context!r})"
 
-    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        """The ADK user's memories that match `query`."""
+    def _target(self, app_name: str, user_id: str) -> tuple[Any, dict[str, str]]:
         del app_name, user_id
-        return _response_from_adk(await self._adk_context.search_memory(query))
-
-    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
-        """Forget the ADK user's memory `memory_id`."""
-        del app_name, user_id
-        await self._adk_context.delete_memory(memory_id)
+        return self._adk_context, {}
 
     async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
         """Remember the ADK session's conversation."""
