@@ -109,6 +109,11 @@ Change = Callable[[TaskRecord], TaskRecord | None]
 class TaskStore(Protocol):
     """Task records by id, each kept until its TTL ends (then gone: `get` answers None)."""
 
+    @property
+    def shared(self) -> bool:
+        """Whether other processes may change the records (a running task then watches its own)."""
+        ...
+
     async def create(self, record: TaskRecord) -> None:
         """Store a new record; it is readable by every replica once this returns."""
         ...
@@ -134,6 +139,10 @@ class InMemoryTaskStore:
 
     def __init__(self) -> None:
         self._records: dict[str, TaskRecord] = {}
+
+    @property
+    def shared(self) -> bool:
+        return False
 
     async def create(self, record: TaskRecord) -> None:
         self._sweep()

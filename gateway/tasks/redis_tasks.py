@@ -58,6 +58,10 @@ class RedisTaskStore:
             closed_message="The Redis task store is closed.",
         )
 
+    @property
+    def shared(self) -> bool:
+        return True
+
     def _key(self, task_id: str) -> str:
         return f"{self._prefix}:task:{task_id}"
 
@@ -76,7 +80,11 @@ class RedisTaskStore:
     async def get(self, task_id: str) -> TaskRecord | None:
         key = self._key(task_id)
         body = await self._redis.run(lambda: self._client.get(key), "Cannot read a task")
-        return None if body is None else TaskRecord.model_validate_json(body)
+        if body is None:
+            return None
+        record = TaskRecord.model_validate_json(body)
+        # Redis drops the key at the TTL's end, to the millisecond but lazily: a read in between is answered here.
+        return None if record.expires_at <= time.time() else record
 
     async def change(self, task_id: str, change: Change) -> TaskRecord | None:
         for _ in range(_CHANGE_ATTEMPTS):

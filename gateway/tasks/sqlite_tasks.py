@@ -14,7 +14,6 @@ from gateway.tasks.records import Change, TaskRecord
 __all__ = ["SqliteTaskStore"]
 
 _BUSY_TIMEOUT_MS: Final = 5_000
-_CHANGE_ATTEMPTS: Final = 50
 
 # A table of its own beside the state store's: created when missing, whatever the file's schema version.
 _SCHEMA: Final = """
@@ -38,6 +37,9 @@ def _open(path: Path) -> sqlite3.Connection:
         raise ConfigError(f"Cannot open {where!r} for tasks: {exc}. Choose another state path (--state).") from exc
     try:
         connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        # As the state store's connection: a commit waits for the WAL write, not for the disk (the file is in WAL
+        # mode, which that store sets).
+        connection.execute("PRAGMA synchronous = NORMAL")
         with transaction(connection):
             connection.execute(_SCHEMA)
     except sqlite3.Error as exc:
@@ -60,6 +62,10 @@ class SqliteTaskStore:
         self._path = Path(path)
         self._db = SerialConnection(lambda: _open(self._path), f"The task store on {str(self._path)!r} is closed.")
 
+    @property
+    def shared(self) -> bool:
+        return True  # several processes may serve one file
+
     async def create(self, record: TaskRecord) -> None:
         stored = record.model_copy(update={"version": 1})
 
@@ -78,23 +84,23 @@ class SqliteTaskStore:
         return None if row is None else TaskRecord.model_validate_json(row[0])
 
     async def change(self, task_id: str, change: Change) -> TaskRecord | None:
-        for _ in range(_CHANGE_ATTEMPTS):
-            record = await self.get(task_id)
-            if record is None:
-                return None
-            changed = change(record)
-            if changed is None:
-                return record
-            stored = changed.model_copy(update={"version": record.version + 1})
-            arguments = (stored.model_dump_json(), stored.version, stored.expires_at, task_id, record.version)
-
-            def update(connection: sqlite3.Connection, arguments: tuple[object, ...] = arguments) -> int:
-                with transaction(connection):
-                    return connection.execute(_UPDATE, arguments).rowcount
-
-            if await self._db.run(update):
+        def apply(connection: sqlite3.Connection) -> TaskRecord | None:
+            # Read and write in one transaction: its write lock keeps other connections out in between.
+            with transaction(connection):
+                row = connection.execute(_SELECT, (task_id, time.time())).fetchone()
+                if row is None:
+                    return None
+                record = TaskRecord.model_validate_json(row[0])
+                changed = change(record)
+                if changed is None:
+                    return record
+                stored = changed.model_copy(update={"version": record.version + 1})
+                connection.execute(
+                    _UPDATE, (stored.model_dump_json(), stored.version, stored.expires_at, task_id, record.version)
+                )
                 return stored
-        raise RuntimeError(f"Task {task_id} changed {_CHANGE_ATTEMPTS} times while one change was applied to it.")
+
+        return await self._db.run(apply)
 
     async def aclose(self) -> None:
         await self._db.aclose()

@@ -41,12 +41,13 @@ from _scale import catalog_section, cli_gateway, footprint_section
 from _search import search_section
 from _sessionless import sessionless_section
 from _settings import SESSIONS, Settings
+from _tasks import tasks_section
 from _workers import workers_section
 
 logger = logging.getLogger("bench")
 
 
-SECTIONS = ("hop", "cpu", "catalog", "footprint", "workers", "search", "sessionless")
+SECTIONS = ("hop", "cpu", "catalog", "footprint", "workers", "search", "sessionless", "tasks")
 
 
 async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[str] = SECTIONS) -> None:
@@ -67,6 +68,7 @@ async def run(settings: Settings, emit: Callable[[str], None], only: Sequence[st
                 ("workers", lambda: workers_section(settings, upstream, directory)),
                 ("search", lambda: search_section(settings)),
                 ("sessionless", lambda: sessionless_section(settings, upstream, directory)),
+                ("tasks", lambda: tasks_section(settings, directory)),
             ]
             for name, section in (entry for entry in sections if entry[0] in only):
                 started = time.perf_counter()

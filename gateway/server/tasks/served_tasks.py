@@ -197,7 +197,7 @@ class ServedTasks:
         if not published:
             await job.settled.wait()
             return job.early()
-        stored = await self.store.get(job.task_id) or record
+        stored = job.record
         return CreateTaskResult(
             task_id=stored.task_id,
             status="input_required" if stored.status == "input_required" else "working",

@@ -45,7 +45,7 @@ class TaskSettings:
     ttl: float = 3600.0
     poll_interval: float = 0.5
     start_after: float = 0.1
-    watch: float = 0.5
+    watch: float = 1.0
     heartbeat: float = 10.0
 
 
@@ -76,12 +76,14 @@ class TaskJob:
     def published(self) -> bool:
         return self._published
 
-    async def publish(self) -> bool:
-        """Make the call a task (stored first); False when it has ended before becoming one."""
+    async def publish(self, message: str | None = None) -> bool:
+        """Make the call a task (stored first, showing `message`); False when it ended before becoming one."""
         async with self._lock:
             if self._ended:
                 return self._published
             if not self._published:
+                if message is not None:
+                    self.record = self.record.model_copy(update={"status_message": message})
                 await self._store.create(self.record)
                 self._published = True
                 self._running[self.task_id] = self
@@ -89,8 +91,10 @@ class TaskJob:
             return True
 
     async def progressed(self, message: str | None) -> None:
-        if await self.publish():
-            await self._store.change(self.task_id, lambda r: None if r.terminal else r.changed(status_message=message))
+        if not self._published:
+            await self.publish(message)  # the first update is stored with the task
+            return
+        await self._store.change(self.task_id, lambda r: None if r.terminal else r.changed(status_message=message))
 
     def wake(self) -> None:
         self._wake.set()
@@ -144,7 +148,8 @@ class TaskJob:
         error: types.ErrorData | None = None
         try:
             async with anyio.create_task_group() as watching:
-                watching.start_soon(self._watch)
+                if self._store.shared:
+                    watching.start_soon(self._watch)
                 with self.scope:
                     try:
                         result = await call()
