@@ -2,26 +2,41 @@
 
     python tests/conformance/client_command.py <server_url>
 
-The suite appends the mock server's URL and names the scenario in `$MCP_CONFORMANCE_SCENARIO`. Exit status 0 means
-the client did what the scenario asks; the suite judges how well from what the mock server saw.
+The suite appends the mock server's URL, names the scenario in `$MCP_CONFORMANCE_SCENARIO` and, for some, gives
+credentials in `$MCP_CONFORMANCE_CONTEXT` (JSON). Exit status 0 means the client did what the scenario asks; the
+suite judges how well from what the mock server saw.
+
+An `auth/*` scenario signs in through the toolset's per-upstream credential: a user sign-in (authorization code,
+with whatever client the authorization server accepts), whose user step follows the authorization redirect
+headlessly, or the client-credentials extension's machine sign-in.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
+from urllib.parse import parse_qs, urlparse
 
 import anyio
+import httpx2
 from mcp import types
+from mcp.client.auth import AuthorizationCodeResult
 from mcp.client.context import ClientRequestContext
 
 from gateway.client import McpTool, McpToolset, StreamableHTTPConnectionParams
+from gateway.client.credentials import AuthorizationCodeSignIn, Credential, MachineSignIn
 from gateway.tools import ToolContext
 
 SCENARIO_ENV = "MCP_CONFORMANCE_SCENARIO"
+CONTEXT_ENV = "MCP_CONFORMANCE_CONTEXT"
+REDIRECT_URI = "http://localhost:3000/callback"
+"""Where the suite's authorization server sends the user back; nothing listens there, the redirect is read."""
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""The Client ID Metadata Document URL the suite's authorization servers know."""
 DEADLINE = 25.0
 """Seconds one scenario may take (the suite kills the client after 30)."""
 
@@ -74,6 +89,58 @@ async def sse_retry(toolset: McpToolset) -> None:
     await call(toolset, "test_reconnection", {})
 
 
+async def headless_authorize(url: str) -> AuthorizationCodeResult:
+    """The user's step without a user: ask for the authorization URL and read the code off the redirect."""
+    async with httpx2.AsyncClient(follow_redirects=False, timeout=10) as http:
+        response = await http.get(url)
+    location = response.headers.get("location")
+    if not response.is_redirect or location is None:
+        raise ScenarioFailed(f"The authorization endpoint answered {response.status_code}, not a redirect.")
+    query = {name: values[0] for name, values in parse_qs(urlparse(location).query).items()}
+    if "code" not in query:
+        raise ScenarioFailed(f"The authorization server refused: {query.get('error', 'no code')}.")
+    return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+
+def _context() -> dict[str, Any]:
+    raw = os.environ.get(CONTEXT_ENV)
+    return cast("dict[str, Any]", json.loads(raw)) if raw else {}
+
+
+def credential_for(scenario: str, url: str) -> Credential | None:
+    """The upstream credential a scenario signs in with (None: it needs none)."""
+    if not scenario.startswith("auth/"):
+        return None
+    context = _context()
+    if scenario in ("auth/client-credentials-jwt", "auth/client-credentials-basic"):
+        return MachineSignIn(
+            url,
+            context["client_id"],
+            client_secret=context.get("client_secret"),
+            private_key_pem=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+            issuer=context.get("issuer"),
+        )
+    return AuthorizationCodeSignIn(
+        url,
+        headless_authorize,
+        redirect_uri=REDIRECT_URI,
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=None if "client_id" in context else CLIENT_METADATA_URL,
+    )
+
+
+async def signed_in(toolset: McpToolset) -> None:
+    """List the tools and call the first (the auth scenarios' servers judge the requests, not the answer)."""
+    tools = await toolset.get_tools()
+    if not tools:
+        return
+    tool = tools[0]
+    response = await tool.run_async(args={}, tool_context=ToolContext())
+    logger.info("%s -> %s", tool.name, response)
+
+
 SCENARIOS: dict[str, Callable[[McpToolset], Awaitable[None]]] = {
     "initialize": initialize,
     "tools_call": tools_call,
@@ -83,12 +150,13 @@ SCENARIOS: dict[str, Callable[[McpToolset], Awaitable[None]]] = {
 
 
 async def run(scenario: str, url: str) -> None:
-    play = SCENARIOS.get(scenario)
+    play = SCENARIOS.get(scenario) or (signed_in if scenario.startswith("auth/") else None)
     if play is None:
         raise ScenarioFailed(f"Unknown scenario {scenario!r}; this client plays {', '.join(SCENARIOS)}.")
     toolset = McpToolset(
         connection_params=StreamableHTTPConnectionParams(url=url, connect_timeout=10),
         elicitation_callback=accept_with_defaults,
+        credential=credential_for(scenario, url),
     )
     with anyio.fail_after(DEADLINE):
         async with toolset:

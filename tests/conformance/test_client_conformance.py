@@ -1,55 +1,76 @@
-"""The official MCP conformance suite's client scenarios against our client (`client_command.py`, an `McpToolset`).
+"""The official MCP conformance suites' client scenarios against our client (`client_command.py`, an `McpToolset`).
 
-Each scenario starts a mock server, runs the command with the server's URL appended, and fails on any failed or
-warned check, or on a non-zero exit of the client.
+Every client scenario of 0.1.16 and of the 0.2.0 alpha (at 2025-11-25, at 2026-07-28, and its other scenarios at
+their own versions) is played once, a few at a time (`client_runs.py`); each is judged by the suite against its run's
+baseline. A scenario outside the baseline must pass at least one check, with none failed or warned.
 """
 
 from __future__ import annotations
 
 import re
 import subprocess
-import sys
-from pathlib import Path
 from typing import Final
 
 import pytest
+from client_runs import RUNS, Outcome, Run, play_all
 from toolchain import Toolchain, ensure_toolchain
 
-from tests.support.paths import ROOT
-
-HERE: Final = Path(__file__).resolve().parent
-CLIENT_COMMAND: Final = HERE / "client_command.py"
-SCENARIO_SECONDS: Final = 120.0
-SCENARIOS: Final = ("initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry")
-_ANSI_ESCAPE: Final = re.compile(r"\x1b\[[0-9;]*m")
+RUNS_SECONDS: Final = 900
+"""Bound of the first test, which plays every run (about a minute on an idle machine)."""
+_PASSED: Final = re.compile(r"Passed: [1-9]\d*/\d+, 0 failed, 0 warnings")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def toolchain() -> Toolchain:
     return ensure_toolchain()
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS)
-def test_our_client_passes_the_conformance_client_scenario(toolchain: Toolchain, scenario: str) -> None:
-    command = [
-        str(toolchain.node),
-        str(toolchain.conformance),
-        "client",
-        "--command",
-        f"{sys.executable} {CLIENT_COMMAND.relative_to(ROOT)}",
-        "--scenario",
-        scenario,
-    ]
-    done = subprocess.run(
-        command,
-        cwd=ROOT,
-        env=toolchain.env(),
-        capture_output=True,
-        text=True,
-        timeout=SCENARIO_SECONDS,
-        check=False,
-    )
-    output = _ANSI_ESCAPE.sub("", done.stdout + done.stderr)
-    assert done.returncode == 0, f"conformance client --scenario {scenario} failed:\n{output[-6000:]}"
-    assert "OVERALL: PASSED" in output
-    assert re.search(r"Passed: [1-9]\d*/\d+, 0 failed, 0 warnings", output), output[-3000:]
+@pytest.fixture(scope="module")
+def outcomes() -> dict[tuple[str, str], Outcome]:
+    return play_all(RUNS)
+
+
+@pytest.mark.timeout(RUNS_SECONDS)
+@pytest.mark.parametrize(
+    ("run", "scenario"),
+    [pytest.param(run, scenario, id=f"{run.name}:{scenario}") for run in RUNS for scenario in run.scenarios],
+)
+def test_our_client_plays_the_conformance_client_scenario(
+    outcomes: dict[tuple[str, str], Outcome], run: Run, scenario: str
+) -> None:
+    outcome = outcomes[run.name, scenario]
+    assert outcome.ok, f"{run.name} {scenario} failed (baseline {run.baseline.name}):\n{outcome.output[-6000:]}"
+    if scenario not in run.expected_failures():
+        assert _PASSED.search(outcome.output), f"{run.name} {scenario} ran no check:\n{outcome.output[-3000:]}"
+
+
+def _listed(toolchain: Toolchain, run: Run, spec_version: str | None) -> set[str]:
+    suite = toolchain.conformance_next if run.next_suite else toolchain.conformance
+    command = [str(toolchain.node), str(suite), "list", "--client"]
+    if spec_version is not None:
+        command += ["--spec-version", spec_version]
+    done = subprocess.run(command, env=toolchain.env(), capture_output=True, text=True, timeout=60, check=True)
+    return set(re.findall(r"^\s+- (\S+)", done.stdout, re.MULTILINE))
+
+
+def test_the_runs_cover_every_client_scenario_of_both_suites(toolchain: Toolchain) -> None:
+    for run in RUNS:
+        if run.spec_version is not None:
+            wanted = _listed(toolchain, run, run.spec_version)
+        elif run.next_suite:
+            dated = {name for other in RUNS if other.next_suite and other.spec_version for name in other.scenarios}
+            wanted = _listed(toolchain, run, None) - dated
+        else:
+            wanted = _listed(toolchain, run, None)
+        assert set(run.scenarios) == wanted, run.name
+        assert len(run.scenarios) == len(set(run.scenarios)), run.name
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda run: run.name)
+def test_each_expected_failure_is_a_scenario_of_its_run_with_a_reason(run: Run) -> None:
+    for line in run.baseline.read_text(encoding="utf-8").splitlines():
+        entry = re.match(r"^\s*-\s*(\S+)\s*(#\s*(.*))?$", line)
+        if entry is None:
+            continue
+        assert entry[1] in run.scenarios, f"{run.baseline.name}: {entry[1]} is not a scenario of {run.name}"
+        assert entry[3], f"{run.baseline.name}: {entry[1]} has no reason"

@@ -2,11 +2,13 @@
 
 One `Credential` per upstream, shared by the gateway config (`"auth"` of a server entry) and `McpToolset`
 (`credential=`, or ADK's `auth_scheme`/`auth_credential`): static headers, OAuth client credentials, a stored user
-login (authorization code + PKCE, done once by `adk-mcp-gateway login`), RFC 8693 token exchange on behalf of the
-downstream principal, or — only where asked for — the downstream principal's own token passed through.
+login (authorization code + PKCE, done once by `adk-mcp-gateway login`), a sign-in on first contact wherever the
+upstream's authorization server leads (`AuthorizationCodeSignIn`, `MachineSignIn`), RFC 8693 token exchange on
+behalf of the downstream principal, or — only where asked for — the downstream principal's own token passed through.
 Tokens are renewed as they expire; a 401 gets one renewal and one more try. No secret is ever logged.
 """
 
+from gateway.client.credentials.authorization_code import AuthorizationCodeSignIn, Authorize, MemoryTokenStorage
 from gateway.client.credentials.client_credentials import ClientCredentials
 from gateway.client.credentials.credential import (
     BearerAuth,
@@ -17,6 +19,7 @@ from gateway.client.credentials.credential import (
     TokenSource,
 )
 from gateway.client.credentials.login import LoginResult, log_in
+from gateway.client.credentials.machine_sign_in import MachineSignIn
 from gateway.client.credentials.on_behalf import PassThrough, TokenExchange
 from gateway.client.credentials.stored_login import StoredLogin
 from gateway.client.credentials.token_file import TOKEN_DIR_ENV, LoginRecord, TokenFile, token_dir
@@ -24,6 +27,8 @@ from gateway.oauth import IssuedToken, TokenEndpoint, discover_token_endpoint
 
 __all__ = [
     "TOKEN_DIR_ENV",
+    "AuthorizationCodeSignIn",
+    "Authorize",
     "BearerAuth",
     "ClientCredentials",
     "Credential",
@@ -31,6 +36,8 @@ __all__ = [
     "IssuedToken",
     "LoginRecord",
     "LoginResult",
+    "MachineSignIn",
+    "MemoryTokenStorage",
     "PassThrough",
     "SharedTokenCredential",
     "StoredLogin",
