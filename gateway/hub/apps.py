@@ -26,6 +26,7 @@ from mcp import MCPError, types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from gateway.client import McpTool
+from gateway.errors import GatewayError, ToolNotFoundError
 from gateway.server.catalog import CatalogEntry, CatalogView
 from gateway.server.identity import identify
 from gateway.server.tool_server import ToolServer
@@ -110,10 +111,15 @@ class AppCalls:
         readonly = ReadonlyContext(
             app_name=self._server.name, user_id=identity.principal, session_id=identity.session_key
         )
-        view = await self._server.catalog.view(readonly)
-        if name in view.entries:
-            return await call_next(ctx)
-        published = _published_for_app(view, name)
+        catalog = self._server.catalog
+        published = None
+        try:
+            # The usual call names a published tool: only its owner is asked, from its kept listing.
+            await catalog.find(name, readonly)
+        except ToolNotFoundError:
+            published = _published_for_app(await catalog.view(readonly), name)
+        except (GatewayError, MCPError):
+            pass  # the call itself reports why (an upstream that cannot be reached now)
         if published is None:
             return await call_next(ctx)
         return await call_next(dataclasses.replace(ctx, params={**params, "name": published}))
