@@ -89,6 +89,32 @@ async def sse_retry(toolset: McpToolset) -> None:
     await call(toolset, "test_reconnection", {})
 
 
+async def listed(toolset: McpToolset) -> dict[str, McpTool]:
+    return {tool.name: tool for tool in await toolset.get_tools() if isinstance(tool, McpTool)}
+
+
+async def json_schema_preservation(toolset: McpToolset) -> None:
+    """Hand the rich tool's input schema, as the toolset holds it, back to the server's echo tool."""
+    tools = await listed(toolset)
+    focal = tools.get("json_schema_2020_12_tool")
+    if focal is None:
+        raise ScenarioFailed(f"The server does not list json_schema_2020_12_tool (it lists {sorted(tools)}).")
+    await call(toolset, "json_schema_echo", {"schema": focal.raw_mcp_tool.input_schema})
+
+
+async def every_tool(toolset: McpToolset) -> None:
+    """Call each tool the toolset offers, without arguments (the server judges which calls it got)."""
+    for tool in (await listed(toolset)).values():
+        response = await tool.run_async(args={}, tool_context=ToolContext())
+        logger.info("%s -> %s", tool.name, response)
+
+
+async def tool_calls_of_the_context(toolset: McpToolset) -> None:
+    """Make the calls the scenario's context names, with their arguments."""
+    for planned in _context().get("toolCalls", []):
+        await call(toolset, planned["name"], planned.get("arguments", {}))
+
+
 async def headless_authorize(url: str) -> AuthorizationCodeResult:
     """The user's step without a user: ask for the authorization URL and read the code off the redirect."""
     async with httpx2.AsyncClient(follow_redirects=False, timeout=10) as http:
@@ -146,6 +172,13 @@ SCENARIOS: dict[str, Callable[[McpToolset], Awaitable[None]]] = {
     "tools_call": tools_call,
     "elicitation-sep1034-client-defaults": elicitation_defaults,
     "sse-retry": sse_retry,
+    "json-schema-2020-12-preservation": json_schema_preservation,
+    "json-schema-ref-no-deref": initialize,
+    "request-metadata": initialize,
+    "sep-2322-client-request-state": every_tool,
+    "http-standard-headers": every_tool,
+    "http-invalid-tool-headers": every_tool,
+    "http-custom-headers": tool_calls_of_the_context,
 }
 
 
