@@ -17,6 +17,7 @@ import httpx2
 import pytest
 import served_task_tools as tools
 from mcp import MCPError, types
+from mcp.client import advertise
 from served_task_tools import SETTINGS, TASKS, new_gate, until
 from server_harness import DEADLINE, connect, http_server
 
@@ -210,3 +211,18 @@ async def test_a_task_the_server_did_not_start_is_answered_by_its_foreign_tasks(
     assert forwarded["ttlMs"] is None
     assert unknown.value.error.code == types.INVALID_PARAMS
     assert upstream.asked == [("tasks/get", "upstream-1"), ("tasks/cancel", "nobodys")]
+
+
+async def test_a_handshake_era_client_that_declares_the_extension_still_gets_the_synchronous_call() -> None:
+    # A 2025-11-25 result cannot carry a 2026-07-28 task handle: the call runs as it always did.
+    opened = new_gate()
+    tools.gates[opened].set()
+    server = ToolServer(tools.TOOLS, tasks=SETTINGS)
+    declared = {"extensions": [advertise(TASKS_EXTENSION)]}
+    async with http_server(server) as base_url, connect("http", "legacy", base_url, **declared) as client:
+        version = client.protocol_version
+        result = await client.call_tool("wait_for", {"gate": opened})
+
+    assert version == "2025-11-25"
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == f"{opened} opened"
