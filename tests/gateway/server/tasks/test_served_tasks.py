@@ -7,6 +7,7 @@ the server is `ToolServer` served in this process (its tools wait on events the 
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +25,7 @@ from server_harness import DEADLINE, connect, http_server
 from gateway.server import ToolServer
 from gateway.server.tasks import TaskParams
 from gateway.state import SqliteStateStore
+from gateway.tasks.records import TaskRecord
 from gateway.tasks.wire import TASKS_EXTENSION
 from tests.support.modern_wire import ModernWire
 
@@ -226,3 +228,35 @@ async def test_a_handshake_era_client_that_declares_the_extension_still_gets_the
     assert version == "2025-11-25"
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == f"{opened} opened"
+
+
+async def test_a_task_whose_process_stopped_beating_reads_failed_and_a_beating_one_working(tmp_path: Path) -> None:
+    server = ToolServer(tools.TOOLS, state_store=SqliteStateStore(tmp_path / "state.db"), tasks=SETTINGS)
+    now = time.time()
+
+    def elsewhere(task_id: str, heartbeat: float) -> TaskRecord:
+        """A task another process runs (or ran), its last heartbeat at `heartbeat`."""
+        return TaskRecord(
+            task_id=task_id,
+            app_name=server.name,
+            principal="local",
+            session=None,
+            tool="wait_for",
+            created_at=now - 100,
+            updated_at=now - 100,
+            ttl_ms=3_600_000,
+            poll_interval_ms=500,
+            runner="another-process",
+            heartbeat=heartbeat,
+        )
+
+    async with serving(server) as url, httpx2.AsyncClient() as http:
+        await server.tasks.store.create(elsewhere("crashed", now - 4 * SETTINGS.heartbeat))
+        await server.tasks.store.create(elsewhere("alive", now))
+        wire = ModernWire(http, url, extensions=TASKS)
+        crashed = await wire.request("tasks/get", {"taskId": "crashed"})
+        alive = await wire.request("tasks/get", {"taskId": "alive"})
+
+    assert crashed["status"] == "failed"
+    assert crashed["error"]["code"] == types.INTERNAL_ERROR
+    assert alive["status"] == "working"
