@@ -7,13 +7,14 @@ A part of `McpToolset` (the gateway forwards these; `load_mcp_resource` reads re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Literal, TypeVar, cast
 
+import anyio
 from mcp import types
 
 from gateway.client.sessions.pagination import every_page
 from gateway.client.sessions.pool import SessionPool
-from gateway.client.sessions.slot import SessionSlot
+from gateway.client.sessions.slot import KeptListing, SessionSlot
 from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.tools import ReadonlyContext
 
@@ -103,14 +104,24 @@ class UpstreamContent:
         fetch: Callable[[UpstreamSession, str | None], Awaitable[_Page]],
         entries: Callable[[_Page], list[_Entry]],
     ) -> list[_Entry]:
-        """Every entry of a paginated listing, following `next_cursor` to the end, on one session."""
+        """Every entry of a paginated listing, following `next_cursor` to the end, on one session; kept for the TTL
+        the upstream gave it, unless the upstream announces a change of its resources or prompts first."""
 
-        async def list_all(_slot: SessionSlot, session: UpstreamSession) -> list[_Entry]:
+        async def list_all(slot: SessionSlot, session: UpstreamSession) -> list[_Entry]:
+            kept = slot.listings.get(what)
+            fresh = kept.fresh(session) if kept is not None else None
+            if kept is not None and fresh is not None:
+                return Listing(cast("list[_Entry]", list(kept.entries)), fresh)
+            generation = session.content_generation
             pages = await every_page(lambda cursor: fetch(session, cursor))
-            shared = all(page.cache_scope == "public" for page in pages)
-            hint = types.CacheableResult(
-                ttl_ms=min(page.ttl_ms for page in pages), cache_scope="public" if shared else "private"
+            scope: Literal["public", "private"] = (
+                "public" if all(page.cache_scope == "public" for page in pages) else "private"
             )
-            return Listing([entry for page in pages for entry in entries(page)], hint)
+            hint = types.CacheableResult(ttl_ms=min(page.ttl_ms for page in pages), cache_scope=scope)
+            listed = [entry for page in pages for entry in entries(page)]
+            if hint.ttl_ms > 0 and slot.session is session:
+                expire_at = anyio.current_time() + hint.ttl_ms / 1000
+                slot.listings[what] = KeptListing(tuple(listed), scope, expire_at, generation, session)
+            return Listing(listed, hint)
 
         return await self._pool.request(readonly_context, f"Listing the {what}", list_all)

@@ -8,6 +8,7 @@ import hmac
 import json
 import math
 import secrets
+from dataclasses import dataclass
 from typing import Literal, cast
 
 import anyio
@@ -17,7 +18,26 @@ from gateway.client.sessions.pagination import every_page
 from gateway.client.sessions.upstream_session import UpstreamSession
 from gateway.tools import ToolContext
 
-__all__ = ["SessionSlot", "identity_of", "slot_key"]
+__all__ = ["KeptListing", "SessionSlot", "identity_of", "slot_key"]
+
+
+@dataclass(frozen=True)
+class KeptListing:
+    """A listing of one session kept until `expire_at` (the monotonic clock), unless the upstream announces a change
+    first (`UpstreamSession.content_generation` moves on)."""
+
+    entries: tuple[object, ...]
+    scope: Literal["public", "private"]
+    expire_at: float
+    generation: int
+    session: UpstreamSession
+
+    def fresh(self, session: UpstreamSession) -> types.CacheableResult | None:
+        """What is left of the listing's TTL, and its scope, while it is that of `session` and current; else None."""
+        left = self.expire_at - anyio.current_time()
+        if session is not self.session or self.generation != session.content_generation or left <= 0:
+            return None
+        return types.CacheableResult(ttl_ms=math.floor(left * 1000), cache_scope=self.scope)
 
 
 class SessionSlot:
@@ -31,6 +51,8 @@ class SessionSlot:
         self.tools_expire_at = 0.0
         self.tools_scope: Literal["public", "private"] = "private"
         """The `cacheScope` the upstream gave its listing (private if one page said so)."""
+        self.listings: dict[str, KeptListing] = {}
+        """Resource, template and prompt listings kept for the TTL their upstream gave them, by what they list."""
         self.active: list[ToolContext] = []
         """The calls in flight on this session, newest last: where forwarded upstream requests go."""
         self.session_key = session_key or secrets.token_urlsafe(32)

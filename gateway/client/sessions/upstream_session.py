@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import anyio
 import anyio.abc
@@ -27,11 +27,12 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from gateway.client.connection import ConnectionParams, StdioConnectionParams
+from gateway.client.connection import ConnectionParams
 from gateway.client.relayed_round import stamp_declared
+from gateway.client.sessions._connect_failure import explain, reason, unreachable
 from gateway.client.sessions._declared_client import DeclaringClient
 from gateway.client.sessions.http_channel import HttpChannel, IncomingHandlers
-from gateway.client.sessions.transport import CommandNotFoundError, open_transport
+from gateway.client.sessions.transport import open_transport
 from gateway.client.task_consumer import finish_claimed_tasks
 from gateway.errors import UpstreamUnavailableError
 
@@ -104,6 +105,8 @@ class UpstreamSession:
     """The status of the last HTTP response >= 400, for error messages."""
     tools_generation: int = 0
     """Bumped by every tool-list change the server announces."""
+    content_generation: int = 0
+    """Bumped by every resource- or prompt-list change the server announces (kept listings of them end)."""
     watches_tools: bool = False
     """Whether changes of the tool list reach this session (so a cached listing stays valid until one does)."""
     meta: types.RequestParamsMeta | None = None
@@ -177,6 +180,8 @@ def _message_handler(session: UpstreamSession, callbacks: ClientCallbacks) -> Me
     async def handle(message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             session.tools_changed()
+        elif isinstance(message, types.ResourceListChangedNotification | types.PromptListChangedNotification):
+            session.content_generation += 1
         if isinstance(message, _RELAYED):
             await callbacks.notify(message)
         elif isinstance(message, Exception):
@@ -207,6 +212,8 @@ async def _watch_changes(session: UpstreamSession, callbacks: ClientCallbacks) -
             async for event in subscription:
                 if isinstance(event, ToolsListChanged):
                     session.tools_changed()
+                elif isinstance(event, ResourcesListChanged | PromptsListChanged):
+                    session.content_generation += 1
                 notification = _CHANGE_NOTIFICATIONS.get(type(event))
                 if notification is not None:
                     await callbacks.notify(notification)
@@ -216,6 +223,7 @@ async def _watch_changes(session: UpstreamSession, callbacks: ClientCallbacks) -
         session.watches_tools = False
         # A change may have gone unseen while the stream was down.
         session.tools_changed()
+        session.content_generation += 1
 
 
 def _announces_tool_changes(client: Client) -> bool:
@@ -304,7 +312,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
             raise
         # The transport died under a published session: remember why, for the next caller's message.
         session.error = exc
-        logger.warning("Upstream %s disconnected: %s", params.describe(), _reason(exc))
+        logger.warning("Upstream %s disconnected: %s", params.describe(), reason(exc))
     else:
         if session.transport_ended:
             logger.warning("Upstream %s closed the connection.", params.describe())
@@ -312,30 +320,6 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
         session.watches_tools = False
         if published:
             session.finished.set()
-
-
-def _reason(exc: BaseException) -> str:
-    """The kind and text of the innermost single cause."""
-    inner = _innermost(exc)
-    # First line only: httpx2's status errors append a documentation link.
-    text, kind = str(inner).strip().split("\n", 1)[0].rstrip("."), type(inner).__name__
-    return f"{kind}: {text}" if text else kind
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The innermost single cause (task groups wrap errors in groups of one)."""
-    inner = exc
-    while isinstance(inner, BaseExceptionGroup):
-        group = cast("BaseExceptionGroup[BaseException]", inner)
-        if len(group.exceptions) != 1:
-            break
-        inner = group.exceptions[0]
-    return cast("BaseException", inner)
-
-
-def _unreachable(exc: BaseException, session: UpstreamSession) -> bool:
-    """Whether a failed attempt never reached an MCP peer (so another protocol era cannot help)."""
-    return session.http_error is not None or isinstance(_innermost(exc), OSError | httpx2.TransportError)
 
 
 async def open_upstream(
@@ -369,8 +353,8 @@ async def open_upstream(
                     return await task_group.start(_own, params, callbacks, headers, attempt, idle_timeout, session)
                 except Exception as exc:  # noqa: BLE001 - every transport failure becomes one clear error below
                     failure = (exc, session)
-                    logger.debug("Connecting to %s in %s mode failed: %s", params.describe(), attempt, _reason(exc))
-                    if _unreachable(exc, session):
+                    logger.debug("Connecting to %s in %s mode failed: %s", params.describe(), attempt, reason(exc))
+                    if unreachable(exc, session):
                         break
     except TimeoutError as exc:
         raise UpstreamUnavailableError(
@@ -379,22 +363,4 @@ async def open_upstream(
             "(raise connect_timeout if it is slow to start)."
         ) from exc
     assert failure is not None
-    raise UpstreamUnavailableError(_explain(params, *failure)) from failure[0]
-
-
-def _explain(params: ConnectionParams, exc: BaseException, session: UpstreamSession) -> str:
-    reason = _reason(exc)
-    status = session.http_error
-    if status is not None and f"{status}" not in reason:
-        reason = f"HTTP {status} ({reason})"
-    if isinstance(params, StdioConnectionParams) and isinstance(_innermost(exc), CommandNotFoundError):
-        return f"Cannot start upstream {params.describe()}: {_innermost(exc)}."
-    if isinstance(params, StdioConnectionParams):
-        hint = "Check the command and its arguments, and run it by hand to see its error output."
-    elif status == 401:
-        hint = "The server wants credentials: check the token (bearer_token, headers or auth)."
-    elif status == 403:
-        hint = "The server refused the request: check the token and its scopes, and that the server accepts this host."
-    else:
-        hint = "Check the URL, that the server is running, and that it speaks MCP at that path."
-    return f"Cannot connect to upstream {params.describe()}: {reason}. {hint}"
+    raise UpstreamUnavailableError(explain(params, *failure)) from failure[0]

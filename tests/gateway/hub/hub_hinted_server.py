@@ -16,7 +16,7 @@ from typing import Any, Literal
 from mcp import types
 from mcp.server import NotificationOptions, Server
 from mcp.server.context import ServerRequestContext
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged, ToolsListChanged
 
 from tests.support.loopback import serving_asgi
 
@@ -61,6 +61,11 @@ class HintedUpstream:
         self.tools = tools
         if self._bus is not None:
             await self._bus.publish(ToolsListChanged())
+
+    async def change_resources(self) -> None:
+        """Say on the listen streams (with `listen`) that the resources changed."""
+        if self._bus is not None:
+            await self._bus.publish(ResourcesListChanged())
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None

@@ -145,20 +145,24 @@ async def test_the_gateway_keeps_an_upstream_listing_for_its_ttl(tmp_path: Path)
     upstream = HintedUpstream("kept", LONG_TTL)
     async with _upstreams(upstream) as (url,):
         async with _direct(url) as client:
-            direct = await client.list_tools()
-        asked_directly = upstream.asked["tools/list"]
+            direct = await _listings(client)
+        asked_directly = dict(upstream.asked)
         config = write_config(tmp_path, {"a": _entry(url, "")})
         with anyio.fail_after(DEADLINE):
             async with gateway_http(config) as base_url, connect(base_url, "auto", cache=None) as client:
-                first = await client.list_tools()
+                first = await _listings(client)
                 called = await client.call_tool("kept_one", {})
-                second = await client.list_tools()
-    assert upstream.asked["tools/list"] - asked_directly == 1
+                second = await _listings(client)
+    assert {method: upstream.asked[method] - asked_directly[method] for method in direct} == dict.fromkeys(direct, 1)
     assert called.content[0].text == "kept_one ran"  # type: ignore[union-attr]
-    assert [tool.model_dump() for tool in first.tools] == [tool.model_dump() for tool in direct.tools]
-    assert _hint(first)[1] == _hint(direct)[1] == "public"
-    # The second answer is as old as the gateway's kept listing: never fresher than the first.
-    assert 0 < _hint(second)[0] <= _hint(first)[0] <= _hint(direct)[0] == LONG_TTL
+    assert [tool.model_dump() for tool in first["tools/list"].tools] == [
+        tool.model_dump() for tool in direct["tools/list"].tools
+    ]
+    assert first["prompts/list"].prompts == direct["prompts/list"].prompts  # type: ignore[union-attr]
+    for method in direct:
+        # The second answer is as old as the gateway's kept listing: never fresher than the first.
+        assert 0 < _hint(second[method])[0] <= _hint(first[method])[0] <= _hint(direct[method])[0] == LONG_TTL
+    assert _hint(first["tools/list"])[1] == _hint(direct["tools/list"])[1] == "public"
 
 
 async def test_the_gateway_asks_again_once_an_upstream_listing_went_stale(tmp_path: Path) -> None:
@@ -167,14 +171,14 @@ async def test_the_gateway_asks_again_once_an_upstream_listing_went_stale(tmp_pa
         config = write_config(tmp_path, {"a": _entry(url, "")})
         with anyio.fail_after(DEADLINE):
             async with gateway_http(config) as base_url, connect(base_url, "auto", cache=None) as client:
-                await client.list_tools()
-                asked = upstream.asked["tools/list"]
+                await _listings(client)
+                asked = dict(upstream.asked)
                 upstream.tools = ["brief_one", "brief_two"]
-                # Past the upstream's 100 ms: the kept listing is stale by now, whatever the machine's speed.
+                # Past the upstream's 100 ms: the kept listings are stale by now, whatever the machine's speed.
                 await anyio.sleep(0.5)
-                listed = await client.list_tools()
-    assert upstream.asked["tools/list"] == asked + 1
-    assert [tool.name for tool in listed.tools] == ["brief_one", "brief_two"]
+                listed = await _listings(client)
+    assert {method: upstream.asked[method] - asked[method] for method in listed} == dict.fromkeys(listed, 1)
+    assert [tool.name for tool in listed["tools/list"].tools] == ["brief_one", "brief_two"]  # type: ignore[union-attr]
 
 
 async def test_a_list_change_ends_a_kept_listing_before_its_ttl(tmp_path: Path) -> None:
@@ -195,3 +199,21 @@ async def test_a_list_change_ends_a_kept_listing_before_its_ttl(tmp_path: Path) 
     assert [tool.name for tool in listed.tools] == ["watched_one", "watched_two"]
     assert 0 < _hint(listed)[0] <= LONG_TTL
     assert _hint(listed)[1] == "public"
+
+
+async def test_a_resource_list_change_ends_a_kept_resource_listing_before_its_ttl(tmp_path: Path) -> None:
+    upstream = HintedUpstream("noted", LONG_TTL, listen=True)
+    async with _upstreams(upstream) as (url,):
+        config = write_config(tmp_path, {"a": _entry(url, "")})
+        with anyio.fail_after(DEADLINE):
+            async with gateway_http(config) as base_url, connect(base_url, "auto", cache=None) as client:
+                await client.list_resources()
+                await client.list_resources()
+                asked = upstream.asked["resources/list"]
+                await upstream.change_resources()
+                while upstream.asked["resources/list"] == asked:  # the change reaches the gateway on its listen stream
+                    await anyio.sleep(0.05)
+                    listed = await client.list_resources()
+    assert upstream.asked["resources/list"] == asked + 1
+    assert [str(resource.uri) for resource in listed.resources] == ["memo://noted"]
+    assert 0 < _hint(listed)[0] <= LONG_TTL
