@@ -16,12 +16,14 @@ from gateway.oauth.discovery import (
     discovery_urls,
     fetch_json,
     issuer_metadata,
+    protected_resource,
     provider_configuration,
 )
 from gateway.oauth.pkce import challenge_parameters, new_code_verifier, pkce_challenge
 from gateway.oauth.redirect_listener import redirect_listener
 from gateway.oauth.token_endpoint import (
     ACCESS_TOKEN_TYPE,
+    JWT_BEARER_GRANT,
     TOKEN_EXCHANGE_GRANT,
     IssuedToken,
     TokenEndpoint,
@@ -30,6 +32,7 @@ from gateway.oauth.token_endpoint import (
 
 __all__ = [
     "ACCESS_TOKEN_TYPE",
+    "JWT_BEARER_GRANT",
     "TOKEN_EXCHANGE_GRANT",
     "ClientAuthMethod",
     "ConfiguredEndpoint",
@@ -46,6 +49,7 @@ __all__ = [
     "issuer_metadata",
     "new_code_verifier",
     "pkce_challenge",
+    "protected_resource",
     "provider_configuration",
     "redirect_listener",
 ]

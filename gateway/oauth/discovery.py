@@ -4,6 +4,8 @@ endpoint it names.
 `issuer_metadata` walks an issuer's discovery URLs and checks the document names that issuer (RFC 8414 §3.3): the
 server's trusted authorization server and a client's token endpoint by issuer both read it there.
 `provider_configuration` reads one OpenID Connect discovery document named by its URL (a served tool's sign-in).
+`protected_resource` reads what an MCP server says about itself as a protected resource (RFC 9728): its resource
+identifier and its authorization servers.
 `ConfiguredEndpoint` is a client's token endpoint as a config names it: by URL, or by issuer (discovered on first
 use and kept).
 """
@@ -28,6 +30,7 @@ __all__ = [
     "discovery_urls",
     "fetch_json",
     "issuer_metadata",
+    "protected_resource",
     "provider_configuration",
 ]
 
@@ -118,6 +121,29 @@ async def provider_configuration(url: str) -> dict[str, Any]:
     if document is None:
         raise MetadataError(f"{url} answered {status}, not the discovery document.", "absent")
     return document
+
+
+async def protected_resource(http: httpx2.AsyncClient, resource_url: str) -> dict[str, Any]:
+    """The protected resource metadata of `resource_url` (RFC 9728 §3.1: the path-aware well-known URL, then the
+    origin's), with at least one authorization server.
+
+    Raises:
+        MetadataError: a URL cannot be reached, or none has a document naming an authorization server ("absent").
+    """
+    parsed = urlparse(resource_url)
+    origin = f"{parsed.scheme}://{parsed.netloc}"
+    path = parsed.path.rstrip("/")
+    urls = [f"{origin}/.well-known/oauth-protected-resource{path}"]
+    if path:
+        urls.append(f"{origin}/.well-known/oauth-protected-resource")
+    tried: list[str] = []
+    for url in urls:
+        status, document = await fetch_json(http, url)
+        servers = document.get("authorization_servers") if document is not None else None
+        if document is not None and isinstance(servers, list) and servers and isinstance(servers[0], str):
+            return document
+        tried.append(f"{url} → {status}")
+    raise MetadataError(f"{resource_url} names no authorization server ({'; '.join(tried)}).", "absent")
 
 
 _TOKEN_ENDPOINT_HINTS: Final[dict[MetadataProblem, str]] = {

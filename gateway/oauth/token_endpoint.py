@@ -1,6 +1,7 @@
-"""An OAuth 2.0 token endpoint and the grants asked of it: authorization code, client credentials, refresh, exchange.
+"""An OAuth 2.0 token endpoint and the grants asked of it: authorization code, client credentials, refresh, exchange,
+and a JWT assertion (the JWT bearer grant).
 
-Each grant is one form POST (RFC 6749 §4.1, §4.4 and §6, RFC 8693) authenticated as the client
+Each grant is one form POST (RFC 6749 §4.1, §4.4 and §6, RFC 8693, RFC 7523 §2.1) authenticated as the client
 (`client_secret_basic`, `client_secret_post`, or `none` for a public client). Errors name the endpoint and the OAuth
 error code, never a secret. The client side asks for its upstream credentials here; the server side for the
 credentials of its sign-ins.
@@ -21,12 +22,20 @@ from gateway._http_clients import REQUEST_FAILED, http_client
 from gateway.errors import CredentialError
 from gateway.oauth.client_authentication import ClientAuthMethod, authenticate_client
 
-__all__ = ["ACCESS_TOKEN_TYPE", "TOKEN_EXCHANGE_GRANT", "IssuedToken", "TokenEndpoint", "TokenError"]
+__all__ = [
+    "ACCESS_TOKEN_TYPE",
+    "JWT_BEARER_GRANT",
+    "TOKEN_EXCHANGE_GRANT",
+    "IssuedToken",
+    "TokenEndpoint",
+    "TokenError",
+]
 
 logger = logging.getLogger(__name__)
 
 TOKEN_EXCHANGE_GRANT: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE: Final = "urn:ietf:params:oauth:token-type:access_token"
+JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _TIMEOUT: Final = 30.0
 _OK: Final = 200
 _EXPIRY_LEEWAY: Final = 30.0
@@ -132,18 +141,27 @@ class TokenEndpoint:
         audience: str | None = None,
         resource: str | None = None,
         scope: str | None = None,
+        subject_token_type: str = ACCESS_TOKEN_TYPE,
+        requested_token_type: str = ACCESS_TOKEN_TYPE,
     ) -> IssuedToken:
-        """A token for another audience, on behalf of the subject token's principal (RFC 8693)."""
+        """A token for another audience, on behalf of the subject token's principal (RFC 8693); by default an
+        access token for an access token (the token types say otherwise, e.g. an ID token for an ID-JAG)."""
         return await self._grant(
             {
                 "grant_type": TOKEN_EXCHANGE_GRANT,
                 "subject_token": subject_token,
-                "subject_token_type": ACCESS_TOKEN_TYPE,
-                "requested_token_type": ACCESS_TOKEN_TYPE,
+                "subject_token_type": subject_token_type,
+                "requested_token_type": requested_token_type,
                 "audience": audience,
                 "resource": resource,
                 "scope": scope,
             }
+        )
+
+    async def jwt_bearer(self, assertion: str, *, scope: str | None = None, resource: str | None = None) -> IssuedToken:
+        """A token for a JWT that vouches for the client's principal (RFC 7523 §2.1: an ID-JAG, a workload's JWT)."""
+        return await self._grant(
+            {"grant_type": JWT_BEARER_GRANT, "assertion": assertion, "scope": scope, "resource": resource}
         )
 
     async def _grant(self, parameters: dict[str, str | None]) -> IssuedToken:

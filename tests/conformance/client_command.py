@@ -28,7 +28,13 @@ from mcp.client.auth import AuthorizationCodeResult
 from mcp.client.context import ClientRequestContext
 
 from gateway.client import McpTool, McpToolset, StreamableHTTPConnectionParams
-from gateway.client.credentials import AuthorizationCodeSignIn, Credential, MachineSignIn
+from gateway.client.credentials import (
+    AssertionSignIn,
+    AuthorizationCodeSignIn,
+    Credential,
+    MachineSignIn,
+    id_jag_from,
+)
 from gateway.tools import ToolContext
 
 SCENARIO_ENV = "MCP_CONFORMANCE_SCENARIO"
@@ -147,6 +153,17 @@ def credential_for(scenario: str, url: str) -> Credential | None:
             signing_algorithm=context.get("signing_algorithm", "ES256"),
             issuer=context.get("issuer"),
         )
+    if scenario in ("auth/enterprise-managed-authorization", "auth/cross-app-access-complete-flow"):
+        idp = id_jag_from(context["idp_token_endpoint"], context["idp_id_token"], client_id=context["idp_client_id"])
+        return AssertionSignIn(url, idp, client_id=context["client_id"], client_secret=context["client_secret"])
+    if scenario == "auth/wif-jwt-bearer":
+        workload_jwt: str = context["valid_jwt"]
+
+        async def issued_by_the_platform(audience: str, resource: str) -> str:
+            del audience, resource
+            return workload_jwt
+
+        return AssertionSignIn(url, issued_by_the_platform, client_id=context["client_id"])
     return AuthorizationCodeSignIn(
         url,
         headless_authorize,
