@@ -97,7 +97,7 @@ class ServedTasks:
     Enter it (the server does) before calls run as tasks: its task group runs them, and its end stops them.
 
     Args:
-        store: where the records live (`gateway.tasks.records.task_store_for`).
+        store: where the records live (`gateway.tasks.placement.task_store_for`).
         app_name: the server's name; another server's tasks in a shared store are not this one's.
         settings: TTL, poll interval and the rest.
     """
@@ -107,9 +107,9 @@ class ServedTasks:
         self.app_name = app_name
         self.settings = settings or TaskSettings()
         self.jobs: dict[str, TaskJob] = {}
+        """The tasks running in this process, by id."""
         self.foreign: ForeignTasks | None = None
         """Who answers for the tasks this server hands out but does not run (a gateway's upstream tasks)."""
-        """The tasks running in this process, by id."""
         self._runner = secrets.token_hex(8)
         self._group: anyio.abc.TaskGroup | None = None
 
