@@ -3,15 +3,12 @@ check."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import httpx2
 
 from gateway.client.connection import ConnectionParams, StdioConnectionParams
 from gateway.client.sessions.transport import CommandNotFoundError
-
-if TYPE_CHECKING:
-    from gateway.client.sessions.upstream_session import UpstreamSession
 
 __all__ = ["explain", "innermost", "reason", "unreachable"]
 
@@ -35,15 +32,15 @@ def innermost(exc: BaseException) -> BaseException:
     return cast("BaseException", inner)
 
 
-def unreachable(exc: BaseException, session: UpstreamSession) -> bool:
+def unreachable(exc: BaseException, http_error: int | None) -> bool:
     """Whether a failed attempt never reached an MCP peer (so another protocol era cannot help)."""
-    return session.http_error is not None or isinstance(innermost(exc), OSError | httpx2.TransportError)
+    return http_error is not None or isinstance(innermost(exc), OSError | httpx2.TransportError)
 
 
-def explain(params: ConnectionParams, exc: BaseException, session: UpstreamSession) -> str:
+def explain(params: ConnectionParams, exc: BaseException, http_error: int | None) -> str:
     """Why a connection failed and what to check, in one sentence naming the upstream."""
     why = reason(exc)
-    status = session.http_error
+    status = http_error
     if status is not None and f"{status}" not in why:
         why = f"HTTP {status} ({why})"
     if isinstance(params, StdioConnectionParams) and isinstance(innermost(exc), CommandNotFoundError):

@@ -354,7 +354,7 @@ async def open_upstream(
                 except Exception as exc:  # noqa: BLE001 - every transport failure becomes one clear error below
                     failure = (exc, session)
                     logger.debug("Connecting to %s in %s mode failed: %s", params.describe(), attempt, reason(exc))
-                    if unreachable(exc, session):
+                    if unreachable(exc, session.http_error):
                         break
     except TimeoutError as exc:
         raise UpstreamUnavailableError(
@@ -363,4 +363,4 @@ async def open_upstream(
             "(raise connect_timeout if it is slow to start)."
         ) from exc
     assert failure is not None
-    raise UpstreamUnavailableError(explain(params, *failure)) from failure[0]
+    raise UpstreamUnavailableError(explain(params, failure[0], failure[1].http_error)) from failure[0]
