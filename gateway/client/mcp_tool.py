@@ -113,10 +113,11 @@ class McpTool(BaseTool):
 
     async def call_mcp_round(
         self, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | CreateTaskResult:
         """`call_mcp` for one round relayed from a modern client to a modern upstream session (`RelayedRound`).
 
-        The confirmation policy applies as in `call_mcp`; the upstream's `InputRequiredResult` is returned as sent.
+        The confirmation policy applies as in `call_mcp`; the upstream's `InputRequiredResult` is returned as sent,
+        and so is its task for a client that declared the Tasks extension (the gateway hands it out).
 
         Raises:
             MCPError: the upstream answered with a JSON-RPC error.

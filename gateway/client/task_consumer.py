@@ -26,6 +26,7 @@ from mcp import ClientSession, MCPError, types
 from mcp.client.context import ClientRequestContext
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.shared.dispatcher import ProgressFnT
+from pydantic import BaseModel, ConfigDict
 
 from gateway.tasks.wire import (
     TASKS_CANCEL,
@@ -51,6 +52,7 @@ __all__ = [
     "finish_task",
     "poll_interval",
     "reporting_progress",
+    "task_request",
 ]
 
 logger = logging.getLogger(__name__)
@@ -60,6 +62,7 @@ POLL_FLOOR: Final = 0.1
 POLL_CEILING: Final = 30.0
 """The longest wait between two polls, in seconds, whatever the server suggests."""
 _DEFAULT_POLL: Final = 1.0
+
 _CANCEL_DEADLINE: Final = 5.0
 
 _progress: contextvars.ContextVar[tuple[ProgressFnT | None, types.RequestParamsMeta | None]] = contextvars.ContextVar(
@@ -74,6 +77,12 @@ class TaskStarted(Exception):
     def __init__(self, task: CreateTaskResult) -> None:
         super().__init__(task.task_id)
         self.task = task
+
+
+class _Answer(BaseModel):
+    """A tasks method's answer, every field as sent."""
+
+    model_config = ConfigDict(extra="allow")
 
 
 class ClaimedTask(CreateTaskResult, types.Result):
@@ -178,6 +187,34 @@ def _outcome(task: DetailedTask) -> types.CallToolResult:
         raise MCPError.from_error_data(error)
     why = f": {task.status_message}" if task.status_message else "."
     return types.CallToolResult(content=[types.TextContent(text=f"The server cancelled the task{why}")], is_error=True)
+
+
+async def task_request(
+    session: ClientSession,
+    method: str,
+    task_id: str,
+    *,
+    input_responses: dict[str, Any] | None = None,
+    meta: types.RequestParamsMeta | None = None,
+) -> dict[str, Any]:
+    """Send `tasks/get`, `tasks/update` (with `input_responses`) or `tasks/cancel` for `task_id`; the answer as sent.
+
+    Raises:
+        MCPError: the server answered with a JSON-RPC error (an unknown task, a missing capability).
+        ValueError: `method` is not one of the three.
+    """
+    request: types.Request[Any, Any]
+    if method == TASKS_GET:
+        request = _GetTask(params=GetTaskParams(task_id=task_id, _meta=meta))
+    elif method == TASKS_UPDATE:
+        request = _UpdateTask(
+            params=UpdateTaskParams(task_id=task_id, input_responses=input_responses or {}, _meta=meta)
+        )
+    elif method == TASKS_CANCEL:
+        request = _CancelTask(params=CancelTaskParams(task_id=task_id, _meta=meta))
+    else:
+        raise ValueError(f"{method!r} is not a tasks method")
+    return (await session.send_request(request, _Answer)).model_dump()
 
 
 async def _answer(

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 from mcp import types
 
 from gateway.client.relayed_round import RelayedRound
+from gateway.tasks.wire import CreateTaskResult
 from gateway.tools import ToolContext
 
 __all__ = ["ToolCaller"]
@@ -21,6 +22,7 @@ class ToolCaller(Protocol):
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """One round of a call relayed from a modern client; an `InputRequiredResult` returned as sent."""
+    ) -> types.CallToolResult | types.InputRequiredResult | CreateTaskResult:
+        """One round of a call relayed from a modern client; an `InputRequiredResult` returned as sent, and a task
+        too when the client declared the Tasks extension."""
         ...

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any, TextIO, cast
 
 from mcp import MCPError, StdioServerParameters, types
+from mcp.client.extension import UnexpectedClaimedResult
 from mcp.shared.dispatcher import ProgressFnT
 
 from adapters.meta_keys import SESSION_META_KEY
@@ -47,6 +48,7 @@ from gateway.client.upstream_content import UpstreamContent
 from gateway.client.upstream_sessions import UpstreamSessions
 from gateway.client.upstream_tasks import UpstreamTasks, reporting_progress, task_extensions
 from gateway.errors import CredentialError, UpstreamUnavailableError
+from gateway.tasks.wire import CreateTaskResult, declares_tasks
 from gateway.tools import (
     AuthConfig,
     AuthCredential,
@@ -198,8 +200,6 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent, UpstreamTasks):
         """The toolset's auth config (with `auth_scheme`), as ADK's toolsets offer it."""
         return self._auth_config
 
-    # --- sessions -----------------------------------------------------------------------------------------------
-
     def _session_callbacks(self, slot: SessionSlot, context: ReadonlyContext | None) -> ClientCallbacks:
         if not self.forward_client_requests:
             return self._callbacks
@@ -207,8 +207,6 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent, UpstreamTasks):
         owner = context if self.session_key is not None else None
         forwarding = forwarding_callbacks(slot.active, source=self, downstream=self.downstream, owner=owner)
         return dataclasses.replace(forwarding, extensions=self._callbacks.extensions)
-
-    # --- tools --------------------------------------------------------------------------------------------------
 
     async def list_mcp_tools(
         self, readonly_context: ReadonlyContext | None = None, *, bounded: bool = True
@@ -377,17 +375,15 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent, UpstreamTasks):
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
-    ) -> types.CallToolResult | types.InputRequiredResult:
-        """`call_tool` for one round relayed from a modern client to a modern session (`RelayedRound`).
-
-        An `InputRequiredResult` is returned as sent; the request declares the client's capabilities.
-        """
+    ) -> types.CallToolResult | types.InputRequiredResult | CreateTaskResult:
+        """`call_tool` for one round relayed from a modern client to a modern session, declaring its capabilities: an
+        `InputRequiredResult` as sent, and a task too for a client that declared the Tasks extension (RelayedRound)."""
 
         async def send(
             session: UpstreamSession, on_progress: ProgressFnT
-        ) -> types.CallToolResult | types.InputRequiredResult:
+        ) -> types.CallToolResult | types.InputRequiredResult | CreateTaskResult:
             with declaring(answer.capabilities):
-                return await session.client.session.call_tool(
+                outcome = await session.client.session.call_tool(
                     name,
                     args,
                     progress_callback=on_progress,
@@ -395,6 +391,10 @@ class McpToolset(UpstreamSessions, BaseToolset, UpstreamContent, UpstreamTasks):
                     request_state=answer.request_state,
                     meta=session.meta,
                     allow_input_required=True,
+                    allow_claimed=declares_tasks(answer.capabilities),
                 )
+            if not isinstance(outcome, types.CallToolResult | types.InputRequiredResult | CreateTaskResult):
+                raise UnexpectedClaimedResult(outcome)
+            return outcome
 
         return await call_once(self._pool, name, tool_context, send, self.progress_callback)

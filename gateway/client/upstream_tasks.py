@@ -16,7 +16,14 @@ from mcp.client.extension import ClientExtension
 from gateway.client.sessions.pool import SessionPool
 from gateway.client.sessions.slot import SessionSlot
 from gateway.client.sessions.upstream_session import ClientCallbacks, UpstreamSession
-from gateway.client.task_consumer import TasksExtension, TaskStarted, deferring, finish_task, reporting_progress
+from gateway.client.task_consumer import (
+    TasksExtension,
+    TaskStarted,
+    deferring,
+    finish_task,
+    reporting_progress,
+    task_request,
+)
 from gateway.tasks.wire import CreateTaskResult
 from gateway.tools import ReadonlyContext, ToolContext
 
@@ -82,3 +89,27 @@ class UpstreamTasks:
             )
 
         return await self._pool.request(readonly_context, f"Waiting for task {task_id!r}", poll)
+
+    async def send_task_request(
+        self,
+        method: str,
+        task_id: str,
+        readonly_context: ReadonlyContext | None = None,
+        *,
+        input_responses: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Send `tasks/get`, `tasks/update` or `tasks/cancel` for one of the upstream's tasks on the context's
+        session; the answer as the upstream sent it (what a gateway forwards).
+
+        Raises:
+            MCPError: the upstream answered with a JSON-RPC error (an unknown task, say).
+            UpstreamUnavailableError: the upstream cannot be reached.
+        """
+
+        async def send(slot: SessionSlot, session: UpstreamSession) -> dict[str, Any]:
+            del slot
+            return await task_request(
+                session.client.session, method, task_id, input_responses=input_responses, meta=session.meta
+            )
+
+        return await self._pool.request(readonly_context, f"{method} of task {task_id!r}", send)

@@ -26,6 +26,7 @@ from gateway.client.relayed_round import RelayedRound
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.apps import AppCalls, namespaced_meta
 from gateway.hub.era import DownstreamEras
+from gateway.hub.forwarded_tasks import ForwardedTasks
 from gateway.hub.forwarding.fast_lane import FastLane
 from gateway.hub.handshakes import UpstreamHandshakes
 from gateway.hub.held_calls import HeldCalls
@@ -44,6 +45,7 @@ from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, Call
 from gateway.server.observe.tracing import upstream_call_span
 from gateway.server.tool_call import RoundEnded, error_result
 from gateway.server.tool_server import ToolServer
+from gateway.tasks.wire import CreateTaskResult
 from gateway.tools import BaseTool, ReadonlyContext, ToolContext
 from gateway.tools.context import InputRequired
 from gateway.tools.tool_union import ToolUnion
@@ -68,6 +70,8 @@ class Hub:
         self.kept_results = KeptResults()
         self.relay = DownstreamRelay(self.passthrough, self.listen_streams)
         self.held_calls = HeldCalls()
+        self.forwarded_tasks = ForwardedTasks(lambda: self.passthrough.upstreams)
+        """The upstreams' tasks handed to this server's clients (the server's `tasks/*` for them reach it)."""
         self.eras = DownstreamEras()
         self.reloader = reloader
         """What re-reads the config while the hub serves (its upstreams may then come and go)."""
@@ -131,8 +135,11 @@ class Hub:
         """How many upstream calls are held open across a modern client's rounds now."""
         return len(self.held_calls)
 
-    async def call_tool(self, call: PendingCall) -> types.CallToolResult | types.InputRequiredResult | None:
-        """Forward a call of an upstream tool (held open for a modern client), or resume a held call.
+    async def call_tool(
+        self, call: PendingCall
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any] | None:
+        """Forward a call of an upstream tool (held open for a modern client), or resume a held call; an upstream's
+        task handed out as a `CreateTaskResult` (wire form).
 
         Local tools run as the server runs them (None).
         """
@@ -212,12 +219,15 @@ class Hub:
 
         return RelayedTool(invoke, functools.partial(client_declares, session))
 
-    async def _relay(self, call: PendingCall, tool: McpTool) -> types.CallToolResult | types.InputRequiredResult:
+    async def _relay(
+        self, call: PendingCall, tool: McpTool
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         """One round of a modern client's call, relayed to a modern upstream session as it is.
 
         The upstream's `InputRequiredResult` reaches the client with the upstream's own keys and requests (only
         its `requestState` is wrapped in the gateway's sealed one); the client's answers and capabilities reach
-        the upstream as sent.
+        the upstream as sent. A task the upstream answers a client that declared the Tasks extension with reaches
+        it as sent, under an id of the gateway's (`ForwardedTasks`).
         """
         features = call.features
         # Answers to the gateway's own questions (a confirmation) are the gateway's; the rest go to the upstream.
@@ -240,12 +250,17 @@ class Hub:
                 return error_result(str(exc))
             if isinstance(outcome, types.InputRequiredResult):
                 raise RoundEnded(outcome)
+            if isinstance(outcome, CreateTaskResult):
+                assert upstream is not None, "a relayed tool's toolset is one of the upstreams"
+                raise RoundEnded(self.forwarded_tasks.hand_out(upstream, outcome, call.identity.principal))
             return self._capped(upstream, tool, self.passthrough.tool_result(upstream, outcome), context)
 
         try:
             return await call.run(invoke)
         except RoundEnded as ended:
             asked = ended.result
+            if isinstance(asked, dict):
+                return asked  # a task handed out
             return asked.model_copy(update={"request_state": features.relayed_state(asked.request_state)})
         except InputRequired as needed:  # the gateway's own question (a confirmation) comes first
             return types.InputRequiredResult(
@@ -280,6 +295,7 @@ class Hub:
         instructions and extensions (`UpstreamHandshakes`); and an app's calls by its upstream's tool names
         (`AppCalls`, outermost, so that every other layer sees the published name)."""
         server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams), NEVER)
+        server.tasks.foreign = self.forwarded_tasks
         middleware = server.server.middleware
         server.pipeline.add_answered(AppCalls(server), NEVER, before=middleware[0] if middleware else None)
         return server

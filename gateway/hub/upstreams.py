@@ -39,6 +39,7 @@ from gateway.hub.forwarding.forwarded_call import forwarded_call, forwarded_raw_
 from gateway.hub.pins import PinStore, ToolPins
 from gateway.hub.warm_sessions import WarmSessions
 from gateway.server.identity import current_client
+from gateway.tasks.wire import CreateTaskResult
 from gateway.tools import BaseTool, BaseToolset, ReadonlyContext, ToolContext, ToolPredicate
 from gateway.tools.tool_union import ToolUnion
 
@@ -262,7 +263,7 @@ class UpstreamToolset(McpToolset):
 
     async def call_tool_round(
         self, name: str, args: dict[str, Any], tool_context: ToolContext, answer: RelayedRound
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | CreateTaskResult:
         """`McpToolset.call_tool_round`, its connection errors naming this upstream's config key."""
         with self._named_errors():
             return await super().call_tool_round(name, args, tool_context, answer)

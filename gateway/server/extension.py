@@ -106,8 +106,11 @@ class ServerExtension(Protocol):
         """A request of session `owner` arrived."""
         ...
 
-    async def call_tool(self, call: PendingCall) -> types.CallToolResult | types.InputRequiredResult | None:
-        """Run `call` if it is the extension's to run; None lets the server run it."""
+    async def call_tool(
+        self, call: PendingCall
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any] | None:
+        """Run `call` if it is the extension's to run (a dict: the `CreateTaskResult` of a task it hands out, wire
+        form); None lets the server run it."""
         ...
 
     def applies_to(self, request: PlainRequest) -> bool:

@@ -160,13 +160,15 @@ class StaleState(Exception):
 
 
 class RoundEnded(Exception):
-    """Raised by an `Invoke`: the call's round ends with this `InputRequiredResult`, sent as it is.
+    """Raised by an `Invoke`: the call's round ends with this result, sent as it is: an `InputRequiredResult`, or
+    a task's `CreateTaskResult` (wire form).
 
-    A gateway relaying a modern upstream's questions to a modern client ends the round this way.
+    A gateway relaying a modern upstream's questions to a modern client ends the round this way, and one handing
+    out an upstream's task.
     """
 
-    def __init__(self, result: types.InputRequiredResult) -> None:
-        super().__init__("input required")
+    def __init__(self, result: types.InputRequiredResult | dict[str, Any]) -> None:
+        super().__init__("input required" if isinstance(result, types.InputRequiredResult) else "task")
         self.result = result
 
 

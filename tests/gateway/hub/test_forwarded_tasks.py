@@ -3,7 +3,8 @@
 A handshake-era client cannot hold a task: the gateway polls the upstream's task for it and answers its
 `tools/call` with the task's result, each poll's status reaching the client as progress, the task's questions
 reaching it as elicitation, its cancellation cancelling the task. A modern client's call gets the result the same
-way (whether it declared the extension or not). The upstream
+way, unless it declared the extension: then it holds the upstream's task under an id of the gateway's, which
+no other principal can use. The upstream
 (`tests/gateway/client/tasks_upstream.py`) speaks only what a 2026-07-28 session asks for, and advances a task
 only when it is polled.
 """
@@ -13,16 +14,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
-from hub_harness import connect, gateway_http, write_config
-from mcp import types
-from mcp.client import advertise
+from hub_harness import connect, gateway_http, gateway_server, write_config
+from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
 from gateway.tasks.wire import TASKS_EXTENSION
 from tests.gateway.client.tasks_upstream import TaskLog, http_app
 from tests.support.deadlines import DEADLINE
-from tests.support.loopback import serving_asgi
+from tests.support.loopback import serving_asgi, serving_tools
+from tests.support.modern_wire import ModernWire
 
 pytestmark = pytest.mark.anyio
 
@@ -52,19 +54,58 @@ async def test_a_handshake_era_client_gets_an_upstream_tasks_result_with_progres
     assert progress == [(1.0, "working"), (2.0, "working")]
 
 
-@pytest.mark.parametrize("declares_tasks", [False, True], ids=["plain", "declaring"])
-async def test_a_modern_client_gets_an_upstream_tasks_result(tmp_path: Path, declares_tasks: bool) -> None:
+async def test_a_modern_client_without_the_extension_gets_an_upstream_tasks_result(tmp_path: Path) -> None:
     log = TaskLog()
-    options = {"extensions": [advertise(TASKS_EXTENSION)]} if declares_tasks else {}
     async with serving_asgi(http_app(log)) as upstream_url:
         config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
-        async with gateway_http(config) as base_url, connect(base_url, "auto", **options) as client:
+        async with gateway_http(config) as base_url, connect(base_url, "auto") as client:
             assert client.protocol_version == "2026-07-28"
             with anyio.fail_after(DEADLINE):
                 result = await client.call_tool("jobs_slow_add", {"a": 4, "b": 5})
     assert result.structured_content == {"sum": 9}
     (task_id,) = log.tasks
     assert log.tasks[task_id].status == "completed"
+
+
+async def test_a_modern_client_with_the_extension_holds_the_upstream_task_and_only_it(tmp_path: Path) -> None:
+    log = TaskLog()
+    tokens = {"alice-token": "alice", "bob-token": "bob"}
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with (
+            serving_tools(gateway_server(config), auth_tokens=tokens) as base_url,
+            httpx2.AsyncClient(headers={"Authorization": "Bearer alice-token"}) as alice_http,
+            httpx2.AsyncClient(headers={"Authorization": "Bearer bob-token"}) as bob_http,
+        ):
+            alice = ModernWire(alice_http, f"{base_url}/mcp", extensions={TASKS_EXTENSION: {}})
+            bob = ModernWire(bob_http, f"{base_url}/mcp", extensions={TASKS_EXTENSION: {}})
+            with anyio.fail_after(DEADLINE):
+                created = await alice.request("tools/call", {"name": "jobs_slow_add", "arguments": {"a": 1, "b": 2}})
+                task_id = created["taskId"]
+                refusals: list[int] = []
+                for method, params in (
+                    ("tasks/get", {"taskId": task_id}),
+                    ("tasks/update", {"taskId": task_id, "inputResponses": {"name-1": {"action": "decline"}}}),
+                    ("tasks/cancel", {"taskId": task_id}),
+                ):
+                    with pytest.raises(MCPError) as refused:
+                        await bob.request(method, params)
+                    refusals.append(refused.value.error.code)
+                polls = [await alice.request("tasks/get", {"taskId": task_id}) for _ in range(3)]
+    (upstream_id,) = log.tasks
+    # The upstream's CreateTaskResult as it sent it, under an id of the gateway's that names the upstream's.
+    assert created["resultType"] == "task"
+    assert created["status"] == "working"
+    assert task_id != upstream_id
+    assert task_id.endswith(upstream_id)
+    assert refusals == [types.INVALID_PARAMS] * 3
+    assert not log.updates
+    assert not log.cancelled
+    # Alice's polls reached the upstream (with its own id in Mcp-Name) and came back under hers.
+    assert [poll["status"] for poll in polls] == ["working", "working", "completed"]
+    assert {poll["taskId"] for poll in polls} == {task_id}
+    assert polls[-1]["result"]["structuredContent"] == {"sum": 3}
+    assert log.polls == [(upstream_id, upstream_id)] * 3
 
 
 async def test_an_upstream_tasks_question_reaches_a_handshake_era_client_as_elicitation(tmp_path: Path) -> None:

@@ -1,0 +1,102 @@
+"""`ForwardedTasks`: an upstream's tasks (SEP-2663) handed to the gateway's clients, and their `tasks/*` routed back.
+
+A modern client that declared the Tasks extension gets an upstream's `CreateTaskResult` as the upstream sent it,
+only its `taskId` replaced by one the gateway hands out: it names the upstream (its config key) and the upstream's
+own task id, and carries a MAC over both and the calling principal, made with this gateway's secret. The server's
+`tasks/get`, `tasks/update` and `tasks/cancel` for an id it did not start reach `answer` (`ServedTasks.foreign`),
+which checks the MAC against the caller's principal, sends the request to that upstream on the caller's upstream
+session, and returns the upstream's answer as sent, only its `taskId` put back. Another principal (or an id
+altered in any way) is told the task does not exist, as for an id never issued.
+
+The secret lives in this process: a handed-out id is good for as long as the gateway that handed it out runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from mcp.server.context import ServerRequestContext
+
+from gateway.client import McpToolset
+from gateway.server.identity import identify
+from gateway.server.tasks import TaskParams
+from gateway.tasks.wire import CreateTaskResult, UpdateTaskParams
+from gateway.tools import ReadonlyContext
+
+__all__ = ["FORWARDED_PREFIX", "ForwardedTasks"]
+
+logger = logging.getLogger(__name__)
+
+FORWARDED_PREFIX: Final = "upstream-task."
+"""How a task id the gateway handed out for an upstream's task begins."""
+_MAC_CHARS: Final = 32
+
+
+class ForwardedTasks:
+    """Hands out the upstreams' tasks and answers for them (a `gateway.server.tasks.ForeignTasks`)."""
+
+    def __init__(self, upstreams: Callable[[], Sequence[McpToolset]]) -> None:
+        self._upstreams = upstreams
+        self._secret = secrets.token_bytes(32)
+
+    def hand_out(self, upstream: McpToolset, task: CreateTaskResult, principal: str) -> dict[str, Any]:
+        """The `CreateTaskResult` a client gets for `task` (wire form, as the upstream sent it but for its id)."""
+        key = self._key_of(upstream)
+        return {**task.wire(), "taskId": self._forwarded_id(key, principal, task.task_id)}
+
+    async def answer(
+        self, ctx: ServerRequestContext[Any, Any], method: str, params: TaskParams
+    ) -> dict[str, Any] | None:
+        """The upstream's answer to `method` for a task this gateway handed out to the caller; None otherwise."""
+        decoded = self._decode(params.task_id)
+        if decoded is None:
+            return None
+        key, mac, upstream_id = decoded
+        identity = identify(ctx)
+        if not hmac.compare_digest(mac, self._mac(key, identity.principal, upstream_id)):
+            logger.warning("%s of forwarded task %s refused: it was handed to another principal", method, key)
+            return None
+        upstream = next((item for item in self._upstreams() if self._key_of(item) == key), None)
+        if upstream is None:
+            return None  # the upstream left the config: its tasks are gone with it
+        responses = params.input_responses if isinstance(params, UpdateTaskParams) else None
+        context = ReadonlyContext(user_id=identity.principal, session_id=identity.session_key)
+        answer = await upstream.send_task_request(method, upstream_id, context, input_responses=responses)
+        if "taskId" in answer:
+            answer["taskId"] = params.task_id
+        return answer
+
+    def _key_of(self, upstream: McpToolset) -> str:
+        key = getattr(upstream, "key", None)
+        if isinstance(key, str):
+            return key
+        return f"upstream-{next(i for i, item in enumerate(self._upstreams()) if item is upstream)}"
+
+    def _mac(self, key: str, principal: str, upstream_id: str) -> str:
+        message = "\0".join((key, principal, upstream_id)).encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()[:_MAC_CHARS]
+
+    def _forwarded_id(self, key: str, principal: str, upstream_id: str) -> str:
+        encoded = base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+        return f"{FORWARDED_PREFIX}{encoded}.{self._mac(key, principal, upstream_id)}.{upstream_id}"
+
+    @staticmethod
+    def _decode(task_id: str) -> tuple[str, str, str] | None:
+        if not task_id.startswith(FORWARDED_PREFIX):
+            return None
+        parts = task_id.removeprefix(FORWARDED_PREFIX).split(".", 2)
+        if len(parts) != 3 or len(parts[1]) != _MAC_CHARS or not parts[2]:
+            return None
+        encoded, mac, upstream_id = parts
+        try:
+            key = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return key, mac, upstream_id
