@@ -142,3 +142,24 @@ async def test_a_handshake_era_client_that_cancels_its_call_cancels_the_upstream
                 await log.cancel_seen.wait()
     (task_id,) = log.tasks
     assert log.cancelled == [task_id]
+
+
+async def test_a_modern_client_answers_its_upstream_tasks_question_through_the_gateway(tmp_path: Path) -> None:
+    log = TaskLog()
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with gateway_http(config) as base_url, httpx2.AsyncClient() as http:
+            wire = ModernWire(http, f"{base_url}/mcp", extensions={TASKS_EXTENSION: {}})
+            with anyio.fail_after(DEADLINE):
+                created = await wire.request("tools/call", {"name": "jobs_ask_name", "arguments": {}})
+                asking = await wire.request("tasks/get", {"taskId": created["taskId"]})
+                answer = {"name-1": {"action": "accept", "content": {"name": "Lin"}}}
+                ack = await wire.request("tasks/update", {"taskId": created["taskId"], "inputResponses": answer})
+                done = await wire.request("tasks/get", {"taskId": created["taskId"]})
+    assert asking["status"] == "input_required"
+    assert asking["inputRequests"]["name-1"]["params"]["message"] == "What is your name?"
+    assert ack["resultType"] == "complete"
+    ((_, answers),) = log.updates
+    assert answers == answer
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "Hello, Lin!"
