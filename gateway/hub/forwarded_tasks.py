@@ -2,13 +2,16 @@
 
 A modern client that declared the Tasks extension gets an upstream's `CreateTaskResult` as the upstream sent it,
 only its `taskId` replaced by one the gateway hands out: it names the upstream (its config key) and the upstream's
-own task id, and carries a MAC over both and the calling principal, made with this gateway's secret. The server's
+own task id, and carries a MAC over both and the calling principal, made with the gateway's secret. The server's
 `tasks/get`, `tasks/update` and `tasks/cancel` for an id it did not start reach `answer` (`ServedTasks.foreign`),
 which checks the MAC against the caller's principal, sends the request to that upstream on the caller's upstream
 session, and returns the upstream's answer as sent, only its `taskId` put back. Another principal (or an id
 altered in any way) is told the task does not exist, as for an id never issued.
 
-The secret lives in this process: a handed-out id is good for as long as the gateway that handed it out runs.
+The secret is derived from the sealing key (`$ADK_MCP_GATEWAY_SEALING_KEY`, `gateway.server.sealing`) when one is
+set, so that every replica sharing it answers for an id any of them handed out, and a restart keeps them good (each
+key of the ring is accepted, the first makes new ids); without one it is this process's own, and an id lasts as long
+as the gateway that handed it out.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from mcp.server.context import ServerRequestContext
 
 from gateway.client import McpToolset
 from gateway.server.identity import identify
+from gateway.server.sealing import sealing_keys
 from gateway.server.tasks import TaskParams
 from gateway.tasks.wire import CreateTaskResult, UpdateTaskParams
 from gateway.tools import ReadonlyContext
@@ -39,12 +43,18 @@ FORWARDED_PREFIX: Final = "upstream-task."
 _MAC_CHARS: Final = 32
 
 
+def _derived(sealing_key: str) -> bytes:
+    """The forwarded tasks' secret for one sealing key (never the key itself, which seals other things)."""
+    return hmac.new(sealing_key.encode(), b"adk-mcp-gateway forwarded task ids", hashlib.sha256).digest()
+
+
 class ForwardedTasks:
     """Hands out the upstreams' tasks and answers for them (a `gateway.server.tasks.ForeignTasks`)."""
 
     def __init__(self, upstreams: Callable[[], Sequence[McpToolset]]) -> None:
         self._upstreams = upstreams
-        self._secret = secrets.token_bytes(32)
+        ring = sealing_keys()
+        self._secrets = [_derived(key) for key in ring] if ring else [secrets.token_bytes(32)]
 
     def hand_out(self, upstream: McpToolset, task: CreateTaskResult, principal: str) -> dict[str, Any]:
         """The `CreateTaskResult` a client gets for `task` (wire form, as the upstream sent it but for its id)."""
@@ -60,7 +70,8 @@ class ForwardedTasks:
             return None
         key, mac, upstream_id = decoded
         identity = identify(ctx)
-        if not hmac.compare_digest(mac, self._mac(key, identity.principal, upstream_id)):
+        expected = (self._mac(key, identity.principal, upstream_id, secret) for secret in self._secrets)
+        if not any(hmac.compare_digest(mac, candidate) for candidate in expected):
             logger.warning("%s of forwarded task %s refused: it was handed to another principal", method, key)
             return None
         upstream = next((item for item in self._upstreams() if self._key_of(item) == key), None)
@@ -79,9 +90,9 @@ class ForwardedTasks:
             return key
         return f"upstream-{next(i for i, item in enumerate(self._upstreams()) if item is upstream)}"
 
-    def _mac(self, key: str, principal: str, upstream_id: str) -> str:
+    def _mac(self, key: str, principal: str, upstream_id: str, secret: bytes | None = None) -> str:
         message = "\0".join((key, principal, upstream_id)).encode()
-        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()[:_MAC_CHARS]
+        return hmac.new(secret or self._secrets[0], message, hashlib.sha256).hexdigest()[:_MAC_CHARS]
 
     def _forwarded_id(self, key: str, principal: str, upstream_id: str) -> str:
         encoded = base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")

@@ -11,6 +11,7 @@ only when it is polled.
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import anyio
@@ -20,6 +21,7 @@ from hub_harness import connect, gateway_http, gateway_server, write_config
 from mcp import MCPError, types
 from mcp.client.context import ClientRequestContext
 
+from gateway.server.sealing import SEALING_KEY_ENV
 from gateway.tasks.wire import TASKS_EXTENSION
 from tests.gateway.client.tasks_upstream import TaskLog, http_app
 from tests.support.deadlines import DEADLINE
@@ -163,3 +165,20 @@ async def test_a_modern_client_answers_its_upstream_tasks_question_through_the_g
     assert answers == answer
     assert done["status"] == "completed"
     assert done["result"]["content"][0]["text"] == "Hello, Lin!"
+
+
+async def test_replicas_sharing_a_sealing_key_answer_for_each_others_forwarded_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SEALING_KEY_ENV, secrets.token_urlsafe(32))
+    log = TaskLog()
+    async with serving_asgi(http_app(log)) as upstream_url:
+        config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
+        async with gateway_http(config) as first, gateway_http(config) as second, httpx2.AsyncClient() as http:
+            on_first = ModernWire(http, f"{first}/mcp", extensions={TASKS_EXTENSION: {}})
+            on_second = ModernWire(http, f"{second}/mcp", extensions={TASKS_EXTENSION: {}})
+            with anyio.fail_after(DEADLINE):
+                created = await on_first.request("tools/call", {"name": "jobs_slow_add", "arguments": {"a": 5, "b": 6}})
+                polls = [await on_second.request("tasks/get", {"taskId": created["taskId"]}) for _ in range(3)]
+    assert [poll["status"] for poll in polls] == ["working", "working", "completed"]
+    assert polls[-1]["result"]["structuredContent"] == {"sum": 11}
