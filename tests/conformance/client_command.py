@@ -171,6 +171,7 @@ def credential_for(scenario: str, url: str) -> Credential | None:
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),
         client_metadata_url=None if "client_id" in context else CLIENT_METADATA_URL,
+        dpop=scenario in ("auth/dpop", "auth/dpop-nonce"),
     )
 
 

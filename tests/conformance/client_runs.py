@@ -4,7 +4,8 @@ A *run* is one suite at one spec version: 0.1.16 with each scenario at its own v
 2025-11-25 and at 2026-07-28, and the alpha's scenarios neither of those includes (the 2025-03-26 back-compat ones
 and the extensions) at their own versions. Each run has a baseline, `client-expected-failures-<run>.yml` (the
 suite's format, a reason beside each entry), handed to the suite with every scenario: an expected failure that
-passes fails as stale.
+passes fails as stale. Its `unplayed` section names scenarios whose checks are all skipped (our client lacks the
+feature); the suite counts those as passed, the test does not.
 
     python tests/conformance/client_runs.py [RUN ...]   # plays them and prints one line per scenario
 """
@@ -43,10 +44,31 @@ class Run:
     def baseline(self) -> Path:
         return HERE / f"client-expected-failures-{self.name}.yml"
 
+    def entries(self, section: str) -> dict[str, str]:
+        """A section of the baseline (`  - name  # reason` lines under `section:`): each scenario and its reason.
+
+        `client` lists the expected failures (the suite reads it); `unplayed` the scenarios whose every check the
+        suite skips, because our client has nothing to play them with (the suite counts those as passed).
+        """
+        entries: dict[str, str] = {}
+        current = None
+        for line in self.baseline.read_text(encoding="utf-8").splitlines():
+            key = re.match(r"^([A-Za-z-]+):", line)
+            if key is not None:
+                current = key[1]
+                continue
+            entry = re.match(r"^\s+-\s*([^\s#]+)\s*(?:#\s*(.*))?$", line)
+            if entry is not None and current == section:
+                entries[entry[1]] = entry[2] or ""
+        return entries
+
     def expected_failures(self) -> set[str]:
-        """The scenarios the baseline lists (`  - name  # reason` lines)."""
-        found = re.findall(r"^\s*-\s*([^\s#]+)", self.baseline.read_text(encoding="utf-8"), re.MULTILINE)
-        return set(found)
+        """The scenarios the baseline expects to fail."""
+        return set(self.entries("client"))
+
+    def unplayed(self) -> set[str]:
+        """The scenarios the baseline says our client cannot play (every check skipped)."""
+        return set(self.entries("unplayed"))
 
 
 _AUTH_2025: Final = (
@@ -212,6 +234,7 @@ def main(names: list[str]) -> int:
             outcome = outcomes[run.name, scenario]
             status = "ok" if outcome.ok else "FAIL"
             marker = " (expected failure)" if scenario in expected else ""
+            marker = " (unplayed)" if scenario in run.unplayed() else marker
             print(f"{run.name:<11} {scenario:<46} {status}{marker}  {outcome.summary}")
     return 0 if all(outcome.ok for outcome in outcomes.values()) else 1
 

@@ -7,7 +7,8 @@ Connect, with the issuer checked), the client — a pre-registered one, a Client
 server supports it, or dynamic registration (RFC 7591) — the scope (from the challenge, else the metadata), the
 resource indicator (RFC 8707, refused when the metadata names another resource), the `iss` of the authorization
 response (RFC 9207), the token endpoint's client authentication, refresh, and a scope step-up on
-`insufficient_scope`. What stays with the gateway is the one step a user takes: `authorize` is given the
+`insufficient_scope`. With `dpop=True` the tokens are bound to a key of the credential (`DPoPAuth`).
+What stays with the gateway is the one step a user takes: `authorize` is given the
 authorization URL and returns the redirect's parameters (a browser and a redirect listener, or — where no person is
 needed, as in tests — a client that follows the redirect itself).
 """
@@ -22,6 +23,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 from pydantic import AnyUrl
 
 from gateway.client.credentials.credential import Credential
+from gateway.client.credentials.dpop import DPoPAuth
 from gateway.errors import CredentialError
 from gateway.oauth import ClientAuthMethod
 from gateway.tools import ReadonlyContext
@@ -84,6 +86,7 @@ class AuthorizationCodeSignIn(Credential):
             Documents), used as the client id where the authorization server supports it.
         client_name: the name the client registers with.
         storage: where tokens and a registered client are kept (default: in memory; a `TokenFile` keeps them).
+        dpop: ask for tokens bound to a key the credential holds (RFC 9449), and prove possession on each request.
     """
 
     def __init__(
@@ -99,6 +102,7 @@ class AuthorizationCodeSignIn(Credential):
         client_metadata_url: str | None = None,
         client_name: str = "adk-mcp-gateway",
         storage: TokenStorage | None = None,
+        dpop: bool = False,
     ) -> None:
         method = auth_method or ("client_secret_basic" if client_secret else "none")
         grants = ["authorization_code", "refresh_token"]
@@ -133,10 +137,11 @@ class AuthorizationCodeSignIn(Credential):
             callback_handler=self._step.callback,
             client_metadata_url=client_metadata_url,
         )
+        self._auth: httpx2.Auth = DPoPAuth(self._provider) if dpop else self._provider
 
     def auth(self, context: ReadonlyContext | None) -> httpx2.Auth:
         del context
-        return self._provider
+        return self._auth
 
     def describe(self) -> str:
         return f"a user sign-in (authorization code) to {self._server_url}"
