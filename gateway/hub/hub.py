@@ -28,6 +28,7 @@ from gateway.hub.apps import AppCalls, namespaced_meta
 from gateway.hub.era import DownstreamEras
 from gateway.hub.forwarded_tasks import ForwardedTasks
 from gateway.hub.forwarding.fast_lane import FastLane
+from gateway.hub.forwarding.modern_lane import ModernLane
 from gateway.hub.handshakes import UpstreamHandshakes
 from gateway.hub.held_calls import HeldCalls
 from gateway.hub.kept_results import KeptResults, cap_result
@@ -182,14 +183,21 @@ class Hub:
         return session.modern
 
     def lane(self, seam: LaneSeam) -> ASGIApp:
-        """The fast lane (`FastLane`) in front of the server's streamable HTTP app."""
-        return FastLane(seam)
+        """The lanes in front of the server's streamable HTTP app: `ModernLane` for modern (2026-07-28) calls, in
+        front of `FastLane` for handshake-era sessions."""
+        return ModernLane(seam, self.eras, FastLane(seam))
 
     def applies_to(self, request: PlainRequest) -> bool:
-        """Whether forwarding has more to do for `request` than the hop: a session this hub has not seen through the
-        general path yet (its channel, for roots requests, and its era, which chooses its upstream sessions' era,
-        are unknown), or an upstream tool with a confirmation policy, pins, a result cap or a credential."""
-        if self.relay.session_of(request.identity.session_owner) is None:
+        """Whether forwarding has more to do for `request` than the hop: a handshake-era session this hub has not
+        seen through the general path yet (its channel, for roots requests, and its era, which chooses its upstream
+        sessions' era, are unknown), a modern client that declared what an upstream may ask it mid-call (a question
+        holds the call across its rounds) or an extension (an upstream's task or app answer is the general path's),
+        or an upstream tool with a confirmation policy, pins, a result cap or a credential."""
+        if request.modern:
+            declared = request.declared or {}
+            if any(declared.get(name) is not None for name in ("elicitation", "sampling", "extensions")):
+                return True
+        elif self.relay.session_of(request.identity.session_owner) is None:
             return True
         tool = request.entry.tool if request.entry is not None else None
         if not isinstance(tool, McpTool):
@@ -197,12 +205,20 @@ class Hub:
         toolset = tool.toolset
         return not (tool.never_confirmed and isinstance(toolset, UpstreamToolset) and toolset.relays_raw)
 
-    def relayed_call(self, entry: CatalogEntry, owner: str) -> RelayedTool | None:
-        """The plain path's way to forward a call of an upstream tool (`applies_to` said nothing else applies)."""
+    def relayed_call(
+        self, entry: CatalogEntry, owner: str, declared: dict[str, Any] | None = None
+    ) -> RelayedTool | None:
+        """The plain path's way to forward a call of an upstream tool (`applies_to` said nothing else applies).
+
+        A modern caller's call (`declared`) is one relayed round on a modern upstream session, as on the general
+        path: the upstream sees the caller's capabilities, and its `InputRequiredResult` comes back as sent.
+        """
         tool = entry.tool
         toolset = tool.toolset if isinstance(tool, McpTool) else None
         session = self.relay.session_of(owner)
-        if not isinstance(tool, McpTool) or not isinstance(toolset, UpstreamToolset) or session is None:
+        if not isinstance(tool, McpTool) or not isinstance(toolset, UpstreamToolset):
+            return None
+        if session is None and declared is None:
             return None
         upstream = next((u for u in self.passthrough.upstreams if u is toolset), None)
         name = tool.raw_mcp_tool.name
@@ -210,13 +226,18 @@ class Hub:
         async def invoke(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
             try:
                 with upstream_call_span(toolset.key, name, lambda: _peer(upstream)) as span:
-                    raw = await toolset.call_tool_raw(name, arguments, context)
-                    # Checked as the general path checks it (an invalid result is the same error there), sent as is.
-                    span.result(types.CallToolResult.model_validate(raw, by_name=False))
+                    raw = await toolset.call_tool_raw(name, arguments, context, declared=declared)
+                    if raw.get("resultType") != "input_required":
+                        # Checked as the general path checks it (an invalid result is the same error), sent as is.
+                        span.result(types.CallToolResult.model_validate(raw, by_name=False))
             except UpstreamUnavailableError as exc:
                 return error_result(str(exc)).model_dump(by_alias=True, mode="json", exclude_none=True)
             return self.passthrough.raw_tool_result(upstream, raw)
 
+        if session is None:
+            # A modern caller that declared nothing an upstream may ask it mid-call (`applies_to`): a push question
+            # is refused, as the general path refuses it.
+            return RelayedTool(invoke, lambda _needed: False)
         return RelayedTool(invoke, functools.partial(client_declares, session))
 
     async def _relay(
@@ -290,11 +311,13 @@ class Hub:
         session = ANONYMOUS_SESSION if context.session_id.startswith(CALL_SESSION_PREFIX) else context.session_id
         return cap_result(result, limit, self.kept_results, f"{context.user_id}/{session}", tool.name)
 
-    def serving(self, server: ToolServer) -> ToolServer:
+    def serving(self, server: ToolServer, *, handshakes: bool = True) -> ToolServer:
         """`server` (which this hub extends) with what the upstreams' handshakes say added to its own: their
-        instructions and extensions (`UpstreamHandshakes`); and an app's calls by its upstream's tool names
-        (`AppCalls`, outermost, so that every other layer sees the published name)."""
-        server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams), NEVER)
+        instructions and extensions (`UpstreamHandshakes`, unless `handshakes` is false: reading them starts every
+        upstream); and an app's calls by its upstream's tool names (`AppCalls`, outermost, so that every other
+        layer sees the published name)."""
+        if handshakes:
+            server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams), NEVER)
         server.tasks.foreign = self.forwarded_tasks
         middleware = server.server.middleware
         server.pipeline.add_answered(AppCalls(server), NEVER, before=middleware[0] if middleware else None)
@@ -382,10 +405,11 @@ def _peer(upstream: McpToolset | None) -> tuple[str, tuple[str, int] | None]:
     return "tcp", (parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
 
 
-def gateway_server(tools: Sequence[ToolUnion], **options: Any) -> ToolServer:
+def gateway_server(tools: Sequence[ToolUnion], *, handshakes: bool = True, **options: Any) -> ToolServer:
     """A `ToolServer` for `tools` whose upstream toolsets (`McpToolset`s) are forwarded by a `Hub`.
 
+    `handshakes` false leaves the upstreams' instructions out of the server's own handshake (`Hub.serving`).
     `options` are `ToolServer`'s keyword arguments.
     """
     hub = Hub([item for item in tools if isinstance(item, McpToolset)])
-    return hub.serving(ToolServer(tools, extension=hub, **options))
+    return hub.serving(ToolServer(tools, extension=hub, **options), handshakes=handshakes)

@@ -25,7 +25,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from adapters.meta_keys import SESSION_META_KEY
 from gateway.client import McpTool, McpToolset
 from gateway.client.credentials import PassThrough, TokenExchange
-from gateway.client.relayed_round import RelayedRound
+from gateway.client.relayed_round import RelayedRound, declaring
 from gateway.client.sessions.limits import SessionLimits
 from gateway.client.sessions.upstream_call import call_once
 from gateway.client.sessions.upstream_session import HANDSHAKE_FIRST, UpstreamSession
@@ -225,8 +225,14 @@ class UpstreamToolset(McpToolset):
         """Whether a call may be relayed as JSON-RPC (`call_tool_raw`): no pins, result cap or credential to apply."""
         return self.pins is None and self.max_result_bytes is None and self.credential is None
 
-    async def call_tool_raw(self, name: str, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
+    async def call_tool_raw(
+        self, name: str, args: dict[str, Any], tool_context: ToolContext, *, declared: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """`call_tool` for the fast lane (`relays_raw` upstreams only): the result the JSON object the upstream sent.
+
+        `declared`: the capabilities a modern (2026-07-28) client declared (wire form). Its call goes to a modern
+        session as one relayed round (`call_tool_round`): the upstream sees them in the gateway's place, and an
+        `InputRequiredResult` comes back as sent (`resultType: input_required`) for that client to answer.
 
         Raises:
             UpstreamUnavailableError: the upstream cannot be reached, or its session ended during the call.
@@ -234,6 +240,12 @@ class UpstreamToolset(McpToolset):
         """
 
         async def send(session: UpstreamSession, on_progress: ProgressFnT) -> dict[str, Any]:
+            if session.modern and declared is not None:
+                with declaring(declared):
+                    outcome = await session.client.session.call_tool(
+                        name, args, progress_callback=on_progress, meta=session.meta, allow_input_required=True
+                    )
+                return outcome.model_dump(by_alias=True, mode="json", exclude_none=True)
             if session.modern:
                 result = await McpToolset._send_call(self, session, name, args, on_progress)
                 return result.model_dump(by_alias=True, mode="json", exclude_none=True)

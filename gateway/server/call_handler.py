@@ -13,11 +13,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from typing import Any
+import logging
+from typing import Any, cast
 
 import anyio
 from mcp import MCPError, types
+from mcp.server import Server
 from mcp.server.context import ServerRequestContext
+from mcp.server.request_state import RequestStateBoundary
+from mcp.server.session import ServerSession
+from mcp.types import SERVER_INFO_META_KEY, methods
+from pydantic import ValidationError
 
 from gateway.artifacts.uri import parse_artifact_uri
 from gateway.errors import GatewayError, ToolNotFoundError, UpstreamUnavailableError
@@ -46,6 +52,8 @@ from gateway.tools.function_tool import FunctionTool
 
 __all__ = ["ToolCalls"]
 
+logger = logging.getLogger(__name__)
+
 
 class ToolCalls:
     """The `tools/call` handler of a `ToolServer`, and the session and state helpers its handlers share."""
@@ -65,6 +73,9 @@ class ToolCalls:
     relayed_listings: int
     """How many `tools/list` pages the fast lane answered from the cache."""
     pipeline: CallPipeline
+    server: Server[Any]
+    request_state: RequestStateBoundary
+    """Seals a modern call's `requestState` between its rounds, and opens it again."""
     _running_calls: RunningCalls
     _sessions: SessionRegistry
     _log_levels: SessionRecords[types.LoggingLevel]
@@ -104,16 +115,16 @@ class ToolCalls:
     # --- tools/call ---------------------------------------------------------------------------------------------
 
     async def relayed_call(
-        self, name: str, identity: CallIdentity
+        self, name: str, identity: CallIdentity, *, declared: dict[str, Any] | None = None
     ) -> tuple[CatalogEntry, RelayedTool, types.LoggingLevel | None] | None:
         """A call that may take the plain path: its tool, how the extension relays it, the session's log level.
 
         None sends the call the general path: a layer of the pipeline applies to it (`CallPipeline.plain`, asked
         before the tool is looked up and again with it), the extension does not relay its tool, or the tool cannot
-        be found now (the general path answers why).
+        be found now (the general path answers why). `declared`: a modern (2026-07-28) caller's capabilities.
         """
         extension = self.extension
-        request = PlainRequest("tools/call", identity)
+        request = PlainRequest("tools/call", identity, modern=declared is not None, declared=declared)
         if extension is None or not self.pipeline.plain(request):
             return None
         self._sessions.note(identity)
@@ -126,11 +137,47 @@ class ToolCalls:
             return None
         if not self.pipeline.plain(dataclasses.replace(request, entry=entry)):
             return None
-        relayed = extension.relayed_call(entry, identity.session_owner)
+        relayed = extension.relayed_call(entry, identity.session_owner, declared)
         if relayed is None:
             return None
         self.relayed_calls += 1
         return entry, relayed, self._log_levels.get(identity.session_owner)
+
+    def call_session(self, identity: CallIdentity) -> contextlib.AbstractAsyncContextManager[None]:
+        """While inside, an anonymous call's own session lives; it ends on leaving (`end_call_sessions` for a lane)."""
+        return self._sessions.running(identity)
+
+    async def modern_answer(
+        self, version: str, name: str, arguments: dict[str, Any], result: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A lane's modern `tools/call` result as the SDK's path answers it (`gateway.server.http.lane.PlainPath`).
+
+        Raises:
+            MCPError: -32603, the result does not fit the version's schema (the SDK's answer to such a result).
+        """
+        if "resultType" not in result:  # a handshake-era upstream's result (the SDK's models default it)
+            result = {**result, "resultType": "complete"}
+        try:
+            shaped = methods.serialize_server_result("tools/call", version, result)
+        except ValidationError:
+            logger.exception("The relayed result of %s is invalid", name)
+            raise MCPError(code=types.INTERNAL_ERROR, message="Handler returned an invalid result") from None
+        meta: Any = shaped.get("_meta")
+        if meta is None or (isinstance(meta, dict) and cast("dict[str, Any]", meta).get(SERVER_INFO_META_KEY) is None):
+            shaped["_meta"] = {**(meta or {}), SERVER_INFO_META_KEY: self.server.server_info_stamp}
+        # The boundary reads the request's method, tool name and arguments, and the caller's token (not the session).
+        request = ServerRequestContext[Any, Any](
+            session=cast("ServerSession", None),
+            lifespan_context=None,
+            protocol_version=version,
+            method="tools/call",
+            params={"name": name, "arguments": arguments},
+        )
+
+        async def answered(_ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+            return shaped
+
+        return cast("dict[str, Any]", await self.request_state(request, answered))
 
     async def relayed_listing(self, identity: CallIdentity, version: str, cursor: str | None) -> bytes | None:
         """A `tools/list` page the fast lane may answer: its JSON, cached from an earlier answer of the SDK's path.

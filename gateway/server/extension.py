@@ -119,9 +119,12 @@ class ServerExtension(Protocol):
         without the tool (whose lookup may open an upstream session for the caller), then with it."""
         ...
 
-    def relayed_call(self, entry: CatalogEntry, owner: str) -> RelayedTool | None:
+    def relayed_call(
+        self, entry: CatalogEntry, owner: str, declared: dict[str, Any] | None = None
+    ) -> RelayedTool | None:
         """How to run a call of `entry` for session `owner` on the plain path, relayed as JSON-RPC (asked once the
-        server's pipeline let it take that path); None when the extension does not relay the tool."""
+        server's pipeline let it take that path); None when the extension does not relay the tool. `declared`: a
+        modern (2026-07-28) caller's capabilities as its request declared them (None: a handshake-era session)."""
         ...
 
     def lane(self, seam: LaneSeam) -> ASGIApp:
@@ -155,6 +158,8 @@ class PlainRequest:
     """The caller: principal and session key."""
     modern: bool = False
     """Whether the request speaks the modern (2026-07-28) era."""
+    declared: dict[str, Any] | None = None
+    """The capabilities a modern request declared in its `_meta` (wire form)."""
     entry: CatalogEntry | None = None
     """The tool a `tools/call` names, once found (None before the lookup, and for `tools/list`): a guard that
     decides by the tool answers again with it."""

@@ -54,6 +54,7 @@ __all__ = [
     "current_client",
     "current_principal",
     "identify",
+    "sessionless_call_identity",
 ]
 
 MAX_SESSION_KEY_LENGTH: Final = 256
@@ -182,4 +183,18 @@ def identify(ctx: ServerRequestContext[Any, Any], *, call: bool = False, carried
         return CallIdentity(principal, ANONYMOUS_SESSION)
     if carried is not None and carried.startswith(CALL_SESSION_PREFIX):
         return CallIdentity(principal, carried)
+    return _own_session(principal)
+
+
+def sessionless_call_identity() -> CallIdentity:
+    """What `identify` resolves for a `tools/call` that names no session (no `_meta` key, no `mcp-session-id`, no
+    connection) and continues no earlier round: the principal's session when authenticated, else its own."""
+    principal = current_principal().name
+    if get_access_token() is not None:
+        return CallIdentity(principal, f"principal:{principal}")
+    return _own_session(principal)
+
+
+def _own_session(principal: str) -> CallIdentity:
+    """A session of an anonymous call's own, named by a key the server issues."""
     return CallIdentity(principal, f"{CALL_SESSION_PREFIX}{ISSUED_KEY_PREFIX}{secrets.token_urlsafe(32)}")

@@ -24,7 +24,7 @@ from gateway.artifacts import DEFAULT_MAX_ARTIFACT_BYTES, StoredArtifactService,
 from gateway.server.call_handler import ToolCalls
 from gateway.server.catalog import CatalogEntry, ToolCatalog
 from gateway.server.client_features import deprecated_in_2026
-from gateway.server.extension import CALLS, NEVER, CallPipeline, ServerExtension, ServerHooks, When
+from gateway.server.extension import CALLS, NEVER, CallPipeline, ServerExtension, ServerHooks
 from gateway.server.identity import CALL_SESSION_PREFIX, CallIdentity, identify
 from gateway.server.observe.observation import RequestObservation
 from gateway.server.observe.request_log import RequestLog
@@ -194,14 +194,14 @@ class ToolServer(ToolCalls):
         self.pipeline = CallPipeline(self.server.middleware)
         """The request pipeline, each layer with its guard: whether a request may take the plain path."""
         self.pipeline.add_answered(self.observation, NEVER)  # a lane reports what it answers itself
-        security = (
-            RequestStateSecurity(keys=list(request_state_keys))
-            if request_state_keys
-            else RequestStateSecurity.ephemeral()
-        )
-        self.pipeline.add_answered(RequestStateBoundary(security, default_audience=name), When(lambda r: r.modern))
+        security = RequestStateSecurity(keys=list(request_state_keys)) if request_state_keys else None
+        security = security or RequestStateSecurity.ephemeral()
+        # A lane takes no round that carries a `requestState`, and seals what it answers here (`modern_answer`).
+        self.request_state = RequestStateBoundary(security, default_audience=name)
+        self.pipeline.add_answered(self.request_state, NEVER)
         self._spent_rounds = SpentRounds(self.state_store, app_name=name, ttl=security.ttl)
-        self.pipeline.add_answered(self._sessions.end_call_sessions, When(lambda r: r.identity.call_scoped))
+        # A lane ends a call's own session itself (`call_session`); the results it relays carry no issued key.
+        self.pipeline.add_answered(self._sessions.end_call_sessions, NEVER)
         self.policy = policy
         if tool_search is not None and tool_search.mode != "off":
             # Ahead of the policy guard: `call_tool` reaches it (and the handler) as a call of the tool it names.

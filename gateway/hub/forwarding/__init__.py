@@ -3,6 +3,8 @@
 * `fast_lane`: the lane in front of the server's streamable HTTP app (`gateway.server.http.lane` is its seam) that
   answers an eligible handshake-era `tools/call` (and a cached `tools/list` page) below the SDK's server;
   `_call_stream` writes such a call's response and carries what the upstream asks mid-call.
+* `modern_lane`: the lane in front of `fast_lane` that answers an eligible sessionless (2026-07-28) `tools/call`,
+  as a default `mcp.Client()` sends it.
 * `direct_post`: a handshake-era `tools/call` POSTed on an HTTP upstream session's own connections.
 * `forwarded_call`: a handshake-era `tools/call` sent through the SDK client session's dispatcher, its result
   forwarded as sent.
@@ -18,5 +20,6 @@ modern client sent for one round, and the capability stamp it declares upstream)
 from gateway.hub.forwarding.direct_post import DirectPost
 from gateway.hub.forwarding.fast_lane import REQUEST_CANCELLED, FastLane
 from gateway.hub.forwarding.forwarded_call import forwarded_call, forwarded_raw_call
+from gateway.hub.forwarding.modern_lane import ModernLane
 
-__all__ = ["REQUEST_CANCELLED", "DirectPost", "FastLane", "forwarded_call", "forwarded_raw_call"]
+__all__ = ["REQUEST_CANCELLED", "DirectPost", "FastLane", "ModernLane", "forwarded_call", "forwarded_raw_call"]

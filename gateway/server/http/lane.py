@@ -63,9 +63,22 @@ class PlainPath(Protocol):
     ) -> contextlib.AbstractContextManager[anyio.CancelScope]: ...
 
     async def relayed_call(
-        self, name: str, identity: CallIdentity
+        self, name: str, identity: CallIdentity, *, declared: dict[str, Any] | None = None
     ) -> tuple[CatalogEntry, RelayedTool, types.LoggingLevel | None] | None:
-        """A call that may take the plain path: its tool, how the extension relays it, the session's log level."""
+        """A call that may take the plain path: its tool, how the extension relays it, the session's log level.
+        `declared`: a modern (2026-07-28) caller's capabilities, as its request's `_meta` declared them."""
+        ...
+
+    def call_session(self, identity: CallIdentity) -> contextlib.AbstractAsyncContextManager[None]:
+        """While inside, an anonymous call's own session (`identity.call_scoped`) lives; it ends on leaving, what
+        it holds upstream released (the general path's `end_call_sessions`). Other sessions are not touched."""
+        ...
+
+    async def modern_answer(
+        self, version: str, name: str, arguments: dict[str, Any], result: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A modern `tools/call` result as the SDK's path answers it: shaped for `version`, `serverInfo` stamped,
+        an `input_required` one's `requestState` sealed for its next round (which takes the general path)."""
         ...
 
     async def relayed_listing(self, identity: CallIdentity, version: str, cursor: str | None) -> bytes | None:
