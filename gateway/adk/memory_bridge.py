@@ -28,9 +28,9 @@ from typing_extensions import override
 from gateway.errors import ServiceNotConfiguredError
 from gateway.tools.memory_service import (
     NO_MEMORY_SERVICE,
-    NO_SESSION_CONVERSATION,
     MemoryEntry,
     MemoryService,
+    ScopedMemoryService,
     SearchMemoryResponse,
     memory_entry,
 )
@@ -173,7 +173,7 @@ async def _add_to_adk(target: Any, entries: Sequence[MemoryEntry], **scope: Any)
         await target.add_events_to_memory(events=[_event_of(entry) for entry in entries], **scope)
 
 
-class MemoryFromAdk:
+class MemoryFromAdk(ScopedMemoryService):
     """A google-adk `BaseMemoryService` as our `MemoryService` (see the module docstring)."""
 
     def __init__(self, service: BaseMemoryService) -> None:
@@ -186,36 +186,20 @@ class MemoryFromAdk:
         """What answers, and the app and user it is told (a service is told them; an ADK context knows its own)."""
         return self.service, {"app_name": app_name, "user_id": user_id}
 
-    async def add_memory(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        memories: Sequence[MemoryEntry],
-        custom_metadata: Mapping[str, object] | None = None,
+    async def _add(
+        self, app_name: str, user_id: str, memories: Sequence[MemoryEntry], metadata: Mapping[str, object] | None
     ) -> None:
-        """Remember `memories` (as events when the service has no `add_memory`)."""
+        # As events when the service has no `add_memory`.
         target, scope = self._target(app_name, user_id)
-        await _add_to_adk(target, memories, custom_metadata=custom_metadata, **scope)
+        await _add_to_adk(target, memories, custom_metadata=metadata, **scope)
 
-    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        """The user's memories that match `query`, as the service ranks them."""
+    async def _search(self, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
         target, scope = self._target(app_name, user_id)
         return _response_from_adk(await target.search_memory(query=query, **scope))
 
-    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
-        """Forget the user's memory `memory_id`."""
+    async def _delete(self, app_name: str, user_id: str, memory_id: str | None) -> None:
         target, scope = self._target(app_name, user_id)
         await target.delete_memory(memory_id=memory_id, **scope)
-
-    async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """An MCP session holds no conversation (its client keeps it).
-
-        Raises:
-            ServiceNotConfiguredError: always, saying to call `add_memory` instead.
-        """
-        del app_name, user_id, session_id
-        raise ServiceNotConfiguredError(NO_SESSION_CONVERSATION)
 
 
 class RunnerMemory(MemoryFromAdk):

@@ -19,12 +19,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from gateway.errors import ConfigError, ServiceNotConfiguredError
+from gateway.errors import ConfigError
 from gateway.state.memory_store import InMemoryStateStore
 from gateway.state.serial_connection import SerialConnection, transaction
 from gateway.state.sqlite_store import BUSY_TIMEOUT_MS, SqliteStateStore
 from gateway.state.store import StateStore
-from gateway.tools.memory_service import NO_SESSION_CONVERSATION, MemoryEntry, MemoryService, SearchMemoryResponse
+from gateway.tools.memory_service import MemoryEntry, MemoryService, ScopedMemoryService, SearchMemoryResponse
 
 __all__ = ["DEFAULT_MAX_RESULTS", "SqliteMemoryService", "default_memory_service"]
 
@@ -73,7 +73,7 @@ def _match_query(query: str) -> str:
     return " OR ".join(f'"{word}"' for word in words)
 
 
-class SqliteMemoryService:
+class SqliteMemoryService(ScopedMemoryService):
     """A `MemoryService` in a SQLite file (`":memory:"`: in this process only), searched with FTS5.
 
     One connection serves every call, from worker threads, one call at a time; the file and its tables are created on
@@ -92,15 +92,10 @@ class SqliteMemoryService:
     def __repr__(self) -> str:
         return f"SqliteMemoryService({self._path!r})"
 
-    async def add_memory(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        memories: Sequence[MemoryEntry],
-        custom_metadata: Mapping[str, object] | None = None,
+    async def _add(
+        self, app_name: str, user_id: str, memories: Sequence[MemoryEntry], metadata: Mapping[str, object] | None
     ) -> None:
-        """Remember `memories` (see `MemoryService.add_memory`); `custom_metadata` is added to each entry's own."""
+        # `metadata` is added to each entry's own.
         now = time.time()
         stamp = datetime.fromtimestamp(now, UTC).isoformat()
         rows: list[tuple[str, str, str]] = []
@@ -109,7 +104,7 @@ class SqliteMemoryService:
                 update={
                     "id": memory.id or uuid.uuid4().hex,
                     "timestamp": memory.timestamp or stamp,
-                    "custom_metadata": {**(custom_metadata or {}), **memory.custom_metadata},
+                    "custom_metadata": {**(metadata or {}), **memory.custom_metadata},
                 }
             )
             rows.append((entry.id or "", entry.model_dump_json(exclude_none=True), entry.content.text()))
@@ -123,8 +118,8 @@ class SqliteMemoryService:
 
         await self._db.run(add)
 
-    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
-        """The user's memories sharing words with `query`, best first (none for a query without words)."""
+    async def _search(self, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        # The memories sharing words with `query` (none for a query without words).
         match = _match_query(query)
         if not match:
             return SearchMemoryResponse()
@@ -136,8 +131,7 @@ class SqliteMemoryService:
         found = await self._db.run(search)
         return SearchMemoryResponse(memories=[MemoryEntry.model_validate(json.loads(text)) for text in found])
 
-    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
-        """Forget the user's memory `memory_id`; an unknown or missing id does nothing."""
+    async def _delete(self, app_name: str, user_id: str, memory_id: str | None) -> None:
         if not memory_id:
             return
 
@@ -146,15 +140,6 @@ class SqliteMemoryService:
                 _delete(connection, app_name, user_id, memory_id)
 
         await self._db.run(delete)
-
-    async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
-        """An MCP session holds no conversation (its client keeps it).
-
-        Raises:
-            ServiceNotConfiguredError: always, saying to call `add_memory` instead.
-        """
-        del app_name, user_id, session_id
-        raise ServiceNotConfiguredError(NO_SESSION_CONVERSATION)
 
     async def aclose(self) -> None:
         """Close the connection (an in-memory database is gone with it); calling it again does nothing."""

@@ -13,10 +13,13 @@ are accepted too.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from gateway.errors import ServiceNotConfiguredError
 
 __all__ = [
     "NO_MEMORY_SERVICE",
@@ -25,6 +28,7 @@ __all__ = [
     "MemoryEntry",
     "MemoryPart",
     "MemoryService",
+    "ScopedMemoryService",
     "SearchMemoryResponse",
     "memory_entry",
 ]
@@ -144,3 +148,53 @@ class MemoryService(Protocol):
             ServiceNotConfiguredError: the service sees no conversation there (`NO_SESSION_CONVERSATION`).
         """
         ...
+
+
+class ScopedMemoryService(ABC):
+    """A `MemoryService` whose keyword methods (ADK's signatures) are here once: a subclass keeps the memories of
+    each app and user (`_add`, `_search`, `_delete`). An MCP session holds no conversation, so
+    `add_session_to_memory` refuses unless a subclass sees one."""
+
+    async def add_memory(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        memories: Sequence[MemoryEntry],
+        custom_metadata: Mapping[str, object] | None = None,
+    ) -> None:
+        """Remember `memories` for the user; an entry with the `id` of a remembered one replaces it."""
+        await self._add(app_name, user_id, memories, custom_metadata)
+
+    async def search_memory(self, *, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        """The user's memories that match `query`, best first."""
+        return await self._search(app_name, user_id, query)
+
+    async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
+        """Forget the user's memory with `memory_id`; an unknown or missing id does nothing."""
+        await self._delete(app_name, user_id, memory_id)
+
+    async def add_session_to_memory(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        """An MCP session holds no conversation (its client keeps it).
+
+        Raises:
+            ServiceNotConfiguredError: always, saying to call `add_memory` instead.
+        """
+        del app_name, user_id, session_id
+        raise ServiceNotConfiguredError(NO_SESSION_CONVERSATION)
+
+    # --- what a subclass keeps ----------------------------------------------------------------------------------
+
+    @abstractmethod
+    async def _add(
+        self, app_name: str, user_id: str, memories: Sequence[MemoryEntry], metadata: Mapping[str, object] | None
+    ) -> None:
+        """Remember `memories` (`metadata`: what the caller adds to each entry's own)."""
+
+    @abstractmethod
+    async def _search(self, app_name: str, user_id: str, query: str) -> SearchMemoryResponse:
+        """The user's memories that match `query`, as this service ranks them."""
+
+    @abstractmethod
+    async def _delete(self, app_name: str, user_id: str, memory_id: str | None) -> None:
+        """Forget the user's memory `memory_id`."""
