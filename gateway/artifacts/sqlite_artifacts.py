@@ -8,13 +8,12 @@ from pathlib import Path
 
 from gateway.artifacts._stored import Owner, StoredArtifactService, StoredRow
 from gateway.artifacts.codec import DEFAULT_MAX_ARTIFACT_BYTES, EncodedArtifact
-from gateway.errors import ConfigError
 from gateway.state.serial_connection import SerialConnection, transaction
+from gateway.state.sqlite_store import open_beside_state
 
 __all__ = ["SqliteArtifactService"]
 
 # How long a write waits for another connection (the state store's, another process's) holding the write lock.
-_BUSY_TIMEOUT_MS = 5_000
 
 # A table of its own beside the state store's: created when missing, whatever the file's schema version.
 _SCHEMA = """
@@ -65,7 +64,10 @@ class SqliteArtifactService(StoredArtifactService):
     def __init__(self, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES) -> None:
         super().__init__(max_bytes=max_bytes)
         self._path = Path(path)
-        self._db = SerialConnection(lambda: _open(self._path), f"The artifact store on {str(self._path)!r} is closed.")
+        self._db = SerialConnection(
+            lambda: open_beside_state(self._path, _SCHEMA, "artifacts"),
+            f"The artifact store on {str(self._path)!r} is closed.",
+        )
 
     def __repr__(self) -> str:
         return f"SqliteArtifactService({str(self._path)!r})"
@@ -129,25 +131,3 @@ class SqliteArtifactService(StoredArtifactService):
 
 def _owner(owner: Owner) -> tuple[str, str, str]:
     return (owner.app_name, owner.user_id, owner.session_id)
-
-
-def _open(path: Path) -> sqlite3.Connection:
-    where = str(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # isolation_level=None: `transaction` begins and ends transactions explicitly.
-        connection = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigError(f"Cannot open {where!r} for artifacts: {exc}. Choose another state path (--state).") from exc
-    try:
-        # The journal mode is the state store's to set (switching it races with that store's connection).
-        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        with transaction(connection):
-            connection.execute(_SCHEMA)
-    except sqlite3.Error as exc:
-        connection.close()
-        raise ConfigError(
-            f"Cannot keep artifacts in {where!r}: {exc}. If it is not a SQLite file written by adk-mcp-gateway, "
-            "choose another state path (--state)."
-        ) from exc
-    return connection

@@ -15,7 +15,7 @@ from gateway.state.serial_connection import SerialConnection, transaction
 from gateway.state.store import StateScope
 from gateway.tools.state import Scope
 
-__all__ = ["SqliteStateStore", "default_state_path"]
+__all__ = ["SqliteStateStore", "default_state_path", "open_beside_state"]
 
 STATE_PATH_ENV = "ADK_MCP_GATEWAY_STATE"
 SCHEMA_VERSION = 1
@@ -250,3 +250,34 @@ def _prepare(connection: sqlite3.Connection) -> int:
             connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             version = SCHEMA_VERSION
     return int(version)
+
+
+def open_beside_state(path: Path, schema: str, what: str, *pragmas: str) -> sqlite3.Connection:
+    """A connection to the state store's file `path` whose own tables (`schema`) are created when missing.
+
+    The journal mode is the state store's to set (switching it races with that store's connection); `pragmas` are
+    this connection's own settings.
+
+    Raises:
+        ConfigError: the file cannot be opened or holds no such tables (the message names `what` is kept there).
+    """
+    where = str(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: `transaction` begins and ends transactions explicitly.
+        connection = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        raise ConfigError(f"Cannot open {where!r} for {what}: {exc}. Choose another state path (--state).") from exc
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        for pragma in pragmas:
+            connection.execute(f"PRAGMA {pragma}")
+        with transaction(connection):
+            connection.execute(schema)
+    except sqlite3.Error as exc:
+        connection.close()
+        raise ConfigError(
+            f"Cannot keep {what} in {where!r}: {exc}. If it is not a SQLite file written by adk-mcp-gateway, "
+            "choose another state path (--state)."
+        ) from exc
+    return connection

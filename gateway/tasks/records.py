@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gateway.tasks.wire import TERMINAL_STATUSES, DetailedTask, TaskStatus, iso_timestamp
 
-__all__ = ["Change", "InMemoryTaskStore", "TaskOwner", "TaskRecord", "TaskStore"]
+__all__ = ["Change", "InMemoryTaskStore", "TaskOwner", "TaskRecord", "TaskStore", "next_version"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,12 @@ Change = Callable[[TaskRecord], TaskRecord | None]
 """A change to a record: the new record, or None to leave it as it is."""
 
 
+def next_version(record: TaskRecord, change: Change) -> TaskRecord | None:
+    """`change` applied to `record`, as the next version to store; None when it leaves the record as it is."""
+    changed = change(record)
+    return None if changed is None else changed.model_copy(update={"version": record.version + 1})
+
+
 class TaskStore(Protocol):
     """Task records by id, each kept until its TTL ends (then gone: `get` answers None)."""
 
@@ -160,10 +166,9 @@ class InMemoryTaskStore:
         record = self._records.get(task_id)
         if record is None:
             return None
-        changed = change(record)
-        if changed is None:
+        stored = next_version(record, change)
+        if stored is None:
             return record
-        stored = changed.model_copy(update={"version": record.version + 1})
         self._records[task_id] = stored
         return stored
 

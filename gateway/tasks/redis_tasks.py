@@ -7,7 +7,7 @@ from typing import Any, Final, cast
 
 from gateway.errors import MissingExtraError
 from gateway.state.redis_commands import RedisCommands
-from gateway.tasks.records import Change, TaskRecord
+from gateway.tasks.records import Change, TaskRecord, next_version
 
 try:
     import redis.asyncio as redis
@@ -91,10 +91,9 @@ class RedisTaskStore:
             record = await self.get(task_id)
             if record is None:
                 return None
-            changed = change(record)
-            if changed is None:
+            stored = next_version(record, change)
+            if stored is None:
                 return record
-            stored = changed.model_copy(update={"version": record.version + 1})
             if await self._write(stored, record.version):
                 return stored
         raise RuntimeError(f"Task {task_id} changed {_CHANGE_ATTEMPTS} times while one change was applied to it.")

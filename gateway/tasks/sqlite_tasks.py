@@ -7,13 +7,12 @@ import time
 from pathlib import Path
 from typing import Final
 
-from gateway.errors import ConfigError
 from gateway.state.serial_connection import SerialConnection, transaction
-from gateway.tasks.records import Change, TaskRecord
+from gateway.state.sqlite_store import open_beside_state
+from gateway.tasks.records import Change, TaskRecord, next_version
 
 __all__ = ["SqliteTaskStore"]
 
-_BUSY_TIMEOUT_MS: Final = 5_000
 
 # A table of its own beside the state store's: created when missing, whatever the file's schema version.
 _SCHEMA: Final = """
@@ -28,29 +27,6 @@ _SELECT: Final = "SELECT body FROM tasks WHERE task_id = ? AND expires_at > ?"
 _UPDATE: Final = "UPDATE tasks SET body = ?, version = ?, expires_at = ? WHERE task_id = ? AND version = ?"
 
 
-def _open(path: Path) -> sqlite3.Connection:
-    where = str(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
-    except (OSError, sqlite3.Error) as exc:
-        raise ConfigError(f"Cannot open {where!r} for tasks: {exc}. Choose another state path (--state).") from exc
-    try:
-        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        # As the state store's connection: a commit waits for the WAL write, not for the disk (the file is in WAL
-        # mode, which that store sets).
-        connection.execute("PRAGMA synchronous = NORMAL")
-        with transaction(connection):
-            connection.execute(_SCHEMA)
-    except sqlite3.Error as exc:
-        connection.close()
-        raise ConfigError(
-            f"Cannot keep tasks in {where!r}: {exc}. If it is not a SQLite file written by adk-mcp-gateway, "
-            "choose another state path (--state)."
-        ) from exc
-    return connection
-
-
 class SqliteTaskStore:
     """Task records in a SQLite file (see `gateway.tasks.records.TaskStore`).
 
@@ -60,7 +36,12 @@ class SqliteTaskStore:
 
     def __init__(self, path: str | Path) -> None:
         self._path = Path(path)
-        self._db = SerialConnection(lambda: _open(self._path), f"The task store on {str(self._path)!r} is closed.")
+        # synchronous = NORMAL, as the state store's connection: a commit waits for the WAL write, not for the disk
+        # (the file is in WAL mode, which that store sets).
+        self._db = SerialConnection(
+            lambda: open_beside_state(self._path, _SCHEMA, "tasks", "synchronous = NORMAL"),
+            f"The task store on {str(self._path)!r} is closed.",
+        )
 
     @property
     def shared(self) -> bool:
@@ -91,10 +72,9 @@ class SqliteTaskStore:
                 if row is None:
                     return None
                 record = TaskRecord.model_validate_json(row[0])
-                changed = change(record)
-                if changed is None:
+                stored = next_version(record, change)
+                if stored is None:
                     return record
-                stored = changed.model_copy(update={"version": record.version + 1})
                 connection.execute(
                     _UPDATE, (stored.model_dump_json(), stored.version, stored.expires_at, task_id, record.version)
                 )
