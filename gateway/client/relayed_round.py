@@ -48,11 +48,11 @@ def declaring(capabilities: dict[str, Any] | None) -> Generator[None]:
         _declared.reset(token)
 
 
-def stamp_declared(session: ClientSession, implemented: dict[str, Any] | None = None) -> None:
+def stamp_declared(session: ClientSession) -> None:
     """Make `session`'s modern envelope honour `declaring` (call once, after the session negotiated its era).
 
-    `implemented`: extensions the session implements itself (identifier: settings), declared beside the client's
-    (the Tasks extension, whose tasks the gateway finishes for its client).
+    Only what the client declared: a gateway that declared the Tasks extension in its place would have the
+    upstream make a task of a call whose progress the client follows (a task reports none).
     """
     original: Callable[[dict[str, Any], Any], None] = session._stamp  # pyright: ignore[reportPrivateUsage]
 
@@ -62,9 +62,6 @@ def stamp_declared(session: ClientSession, implemented: dict[str, Any] | None = 
         params: Any = data.get("params")
         meta: Any = cast("dict[str, Any]", params).get("_meta") if isinstance(params, dict) else None
         if capabilities is not None and isinstance(meta, dict) and CLIENT_CAPABILITIES_META_KEY in meta:
-            if implemented:
-                extensions = {**cast("dict[str, Any]", capabilities.get("extensions") or {}), **implemented}
-                capabilities = {**capabilities, "extensions": extensions}
             cast("dict[str, Any]", meta)[CLIENT_CAPABILITIES_META_KEY] = capabilities
 
     session._stamp = stamp  # pyright: ignore[reportPrivateUsage]

@@ -297,7 +297,7 @@ async def _own(  # noqa: PLR0917 - private, started through TaskGroup.start with
             if not session.modern:
                 session.watches_tools = True  # list_changed arrives on the session itself
             else:
-                stamp_declared(client.session, {ext.identifier: ext.settings() for ext in callbacks.extensions})
+                stamp_declared(client.session)
                 finish_claimed_tasks(client.session)
                 if _announces_tool_changes(client):
                     watchers.start_soon(_watch_changes, session, callbacks)

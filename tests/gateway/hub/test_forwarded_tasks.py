@@ -2,9 +2,9 @@
 
 A handshake-era client cannot hold a task: the gateway polls the upstream's task for it and answers its
 `tools/call` with the task's result, each poll's status reaching the client as progress, the task's questions
-reaching it as elicitation, its cancellation cancelling the task. A modern client's call gets the result the same
-way, unless it declared the extension: then it holds the upstream's task under an id of the gateway's, which
-no other principal can use. The upstream
+reaching it as elicitation, its cancellation cancelling the task. A modern client that declared the extension holds
+the upstream's task under an id of the gateway's, which no other principal can use; one that did not is not
+offered tasks upstream either. The upstream
 (`tests/gateway/client/tasks_upstream.py`) speaks only what a 2026-07-28 session asks for, and advances a task
 only when it is polled.
 """
@@ -56,7 +56,8 @@ async def test_a_handshake_era_client_gets_an_upstream_tasks_result_with_progres
     assert progress == [(1.0, "working"), (2.0, "working")]
 
 
-async def test_a_modern_client_without_the_extension_gets_an_upstream_tasks_result(tmp_path: Path) -> None:
+async def test_a_modern_client_without_the_extension_gets_a_plain_call(tmp_path: Path) -> None:
+    # Its round declares only what it declared: the upstream runs the call as for any client without tasks.
     log = TaskLog()
     async with serving_asgi(http_app(log)) as upstream_url:
         config = write_config(tmp_path, {"jobs": {"url": f"{upstream_url}/mcp", "protocolVersion": "2026-07-28"}})
@@ -64,9 +65,10 @@ async def test_a_modern_client_without_the_extension_gets_an_upstream_tasks_resu
             assert client.protocol_version == "2026-07-28"
             with anyio.fail_after(DEADLINE):
                 result = await client.call_tool("jobs_slow_add", {"a": 4, "b": 5})
-    assert result.structured_content == {"sum": 9}
-    (task_id,) = log.tasks
-    assert log.tasks[task_id].status == "completed"
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "9"
+    assert log.plain_calls == ["slow_add"]
+    assert not log.tasks
 
 
 async def test_a_modern_client_with_the_extension_holds_the_upstream_task_and_only_it(tmp_path: Path) -> None:
