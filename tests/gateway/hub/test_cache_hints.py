@@ -24,6 +24,7 @@ from gateway import hub
 from gateway.config import load_config
 from gateway.config.access import PolicyConfig, policy_of
 from gateway.hub import gateway_tools
+from gateway.hub.pins import PinStore
 from gateway.state import InMemoryStateStore
 from tests.support.deadlines import DEADLINE
 from tests.support.loopback import serving_tools
@@ -217,3 +218,18 @@ async def test_a_resource_list_change_ends_a_kept_resource_listing_before_its_tt
     assert upstream.asked["resources/list"] == asked + 1
     assert [str(resource.uri) for resource in listed.resources] == ["memo://noted"]
     assert 0 < _hint(listed)[0] <= LONG_TTL
+
+
+async def test_a_listing_under_pinned_tools_is_private(tmp_path: Path) -> None:
+    upstream = HintedUpstream("pinned", LONG_TTL)
+    async with _upstreams(upstream) as (url,):
+        config = load_config(write_config(tmp_path, {"a": _entry(url, "a", pinTools=True)}))
+        state = InMemoryStateStore()
+        tools = gateway_tools(config, PinStore(state, config.name))
+        server = hub.gateway_server(tools, state_store=state)
+        with anyio.fail_after(DEADLINE):
+            async with serving_tools(server) as base_url, connect(base_url, "auto", cache=None) as client:
+                listed = await client.list_tools()
+    # What a pin check withholds is the gateway's doing, not the upstream's listing: never shared.
+    assert [tool.name for tool in listed.tools] == ["a_pinned_one"]
+    assert _hint(listed)[1] == "private"
