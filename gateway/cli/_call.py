@@ -68,7 +68,10 @@ async def run_call(sources: Sources, request: CallRequest, args_json: str | None
     connection = uuid.uuid4().hex
     token = connection_id.set(connection)
     try:
-        server = gateway_server(sources.items, name=sources.name or "adk-mcp-gateway", state_store=InMemoryStateStore())
+        # The upstreams' instructions are no use to a terminal, and reading them would start every upstream.
+        server = gateway_server(
+            sources.items, name=sources.name or "adk-mcp-gateway", state_store=InMemoryStateStore(), handshakes=False
+        )
         async with server:
             # The context of the connection below: the owner of the tool starts once, for both the lookup and the call.
             readonly = ReadonlyContext(
