@@ -21,20 +21,10 @@ import anyio
 
 from gateway.artifacts._stored import Owner, StoredArtifactService, StoredRow
 from gateway.artifacts.codec import DEFAULT_MAX_ARTIFACT_BYTES, EncodedArtifact
-from gateway.errors import ConfigError, MissingExtraError
-from gateway.state.redis_commands import RedisCommands
-
-try:
-    import redis.asyncio as redis
-    from redis.exceptions import RedisError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError(
-        'A redis:// artifact store needs the redis extra: pip install "adk-mcp-gateway[redis]".'
-    ) from exc
+from gateway.errors import ConfigError
+from gateway.state.redis_client import redis_client
 
 __all__ = ["RedisArtifactService"]
-
-_SOCKET_TIMEOUT: Final = 10.0
 
 # KEYS: the file hash, the owner's name set, the app's session zset. ARGV: data, meta JSON, filename, now, the
 # session's member ('' for a user's file). Returns the new version.
@@ -80,20 +70,14 @@ class RedisArtifactService(StoredArtifactService):
     def __init__(self, url: str, *, prefix: str, max_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES) -> None:
         super().__init__(max_bytes=max_bytes)
         try:
-            self._client: Any = cast(Any, redis.Redis).from_url(
-                url, socket_timeout=_SOCKET_TIMEOUT, socket_connect_timeout=_SOCKET_TIMEOUT
+            self._client, self._redis = redis_client(
+                url, advice="Check that Redis is running.", closed_message="The Redis artifact store is closed."
             )
         except ValueError as exc:
             raise ConfigError(f"Cannot keep artifacts in Redis at that URL: {exc}.") from exc
         self._prefix = prefix
         self._put_script = self._client.register_script(_PUT)
         self._get_script = self._client.register_script(_GET)
-        self._redis = RedisCommands(
-            self._client,
-            unreachable=(RedisError, OSError),
-            advice="Check that Redis is running.",
-            closed_message="The Redis artifact store is closed.",
-        )
 
     def _owner_key(self, kind: str, owner: Owner) -> str:
         base = "{" + f"{_part(self._prefix)}:{_part(owner.app_name)}" + "}"

@@ -27,25 +27,15 @@ from urllib.parse import quote
 
 import anyio
 
-from gateway.errors import ConfigError, MissingExtraError, StateConflictError
+from gateway.errors import ConfigError, StateConflictError
 from gateway.state._json_store import JsonStateStore
-from gateway.state.redis_commands import RedisCommands
+from gateway.state.redis_client import redis_client
 from gateway.state.store import StateScope
 from gateway.tools.state import Scope
-
-try:
-    import redis.asyncio as redis
-    from redis.exceptions import RedisError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError(
-        'A redis:// state store needs the redis extra: pip install "adk-mcp-gateway[redis]".'
-    ) from exc
 
 __all__ = ["DEFAULT_PREFIX", "RedisStateStore"]
 
 DEFAULT_PREFIX: Final = "adk-mcp-gateway"
-SOCKET_TIMEOUT: Final = 10.0
-"""Seconds any one Redis command (or connecting) may take before the call fails."""
 
 # KEYS: app hash, user hash, session hash, sessions zset.
 # ARGV: now, the session's member in the zset, the number of checks, then per check (owner index 1-3, key,
@@ -114,11 +104,12 @@ class RedisStateStore(JsonStateStore):
 
     def __init__(self, url: str, *, prefix: str = DEFAULT_PREFIX) -> None:
         try:
-            self._client: Any = cast(Any, redis.Redis).from_url(
+            self._client, self._redis = redis_client(
                 url,
+                advice="Check that Redis is running and reachable at that URL (--state, $ADK_MCP_GATEWAY_STATE or "
+                "the config's 'state').",
+                closed_message=f"The state store on {_shown(url)!r} is closed.",
                 decode_responses=True,
-                socket_timeout=SOCKET_TIMEOUT,
-                socket_connect_timeout=SOCKET_TIMEOUT,
                 health_check_interval=30,
             )
         except ValueError as exc:
@@ -130,13 +121,6 @@ class RedisStateStore(JsonStateStore):
         self._prefix = prefix
         self._apply = self._client.register_script(_APPLY)
         self._forget = self._client.register_script(_FORGET)
-        self._redis = RedisCommands(
-            self._client,
-            unreachable=(RedisError, OSError),
-            advice="Check that Redis is running and reachable at that URL (--state, $ADK_MCP_GATEWAY_STATE or the "
-            "config's 'state').",
-            closed_message=f"The state store on {_shown(url)!r} is closed.",
-        )
 
     def __repr__(self) -> str:
         return f"RedisStateStore({_shown(self._url)!r})"

@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Final, cast
+from typing import Final
 
-from gateway.errors import MissingExtraError
-from gateway.state.redis_commands import RedisCommands
+from gateway.state.redis_client import redis_client
 from gateway.tasks.records import Change, TaskRecord, next_version
-
-try:
-    import redis.asyncio as redis
-    from redis.exceptions import RedisError
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise MissingExtraError(
-        'A redis:// state store needs the redis extra: pip install "adk-mcp-gateway[redis]".'
-    ) from exc
 
 __all__ = ["RedisTaskStore"]
 
-_SOCKET_TIMEOUT: Final = 10.0
 _CHANGE_ATTEMPTS: Final = 50
 
 # KEYS: the task's key. ARGV: the new body, the version the writer read (0: the key must not exist), milliseconds to
@@ -46,17 +36,14 @@ class RedisTaskStore:
     """
 
     def __init__(self, url: str, *, prefix: str) -> None:
-        self._client: Any = cast(Any, redis.Redis).from_url(
-            url, decode_responses=True, socket_timeout=_SOCKET_TIMEOUT, socket_connect_timeout=_SOCKET_TIMEOUT
+        self._client, self._redis = redis_client(
+            url,
+            advice="Check that Redis is running and reachable at the state store's URL.",
+            closed_message="The Redis task store is closed.",
+            decode_responses=True,
         )
         self._prefix = prefix
         self._put = self._client.register_script(_PUT)
-        self._redis = RedisCommands(
-            self._client,
-            unreachable=(RedisError, OSError),
-            advice="Check that Redis is running and reachable at the state store's URL.",
-            closed_message="The Redis task store is closed.",
-        )
 
     @property
     def shared(self) -> bool:
