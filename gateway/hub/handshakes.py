@@ -82,11 +82,12 @@ class UpstreamHandshakes:
             return result
         answer = dict(result)
         identity = identify(ctx)
-        if ctx.method == "initialize" and self._eras is not None:
-            # Known before the calls that would otherwise tell it: an isolated upstream session opened now for this
-            # caller mirrors its client, as the one its first call opens would, and is that same session.
-            version = answer.get("protocolVersion")
-            self._eras.seen(identity.session_owner, version if isinstance(version, str) else None, _declared(ctx))
+        if self._eras is not None:
+            # Told before the calls that would otherwise tell it: an isolated upstream session opened now for this
+            # caller mirrors its client, as the one its first listing or call opens would, and is that same session.
+            version = ctx.protocol_version or answer.get("protocolVersion")
+            declared = ctx.session.client_capabilities or _declared(ctx)
+            self._eras.seen(identity.session_owner, version if isinstance(version, str) else None, declared)
         said = await self._said(ReadonlyContext(user_id=identity.principal, session_id=identity.session_key))
         merged = _merged(answer.get("instructions"), said)
         if merged is not None:
