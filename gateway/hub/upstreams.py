@@ -241,11 +241,16 @@ class UpstreamToolset(McpToolset):
 
         async def send(session: UpstreamSession, on_progress: ProgressFnT) -> dict[str, Any]:
             if session.modern and declared is not None:
+                # One round, relayed as sent: its `InputRequiredResult` is the client's to answer, not the driver's.
                 with declaring(declared):
-                    outcome = await session.client.session.call_tool(
-                        name, args, progress_callback=on_progress, meta=session.meta, allow_input_required=True
+                    return await forwarded_raw_call(
+                        session.client.session,
+                        name,
+                        args,
+                        meta=session.meta,
+                        on_progress=on_progress,
+                        read_timeout=self.connection_params.call_timeout,
                     )
-                return outcome.model_dump(by_alias=True, mode="json", exclude_none=True)
             if session.modern:
                 result = await McpToolset._send_call(self, session, name, args, on_progress)
                 return result.model_dump(by_alias=True, mode="json", exclude_none=True)

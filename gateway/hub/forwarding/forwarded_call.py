@@ -8,8 +8,9 @@ envelope stamp, timeout and progress routing) and the result is parsed into a `C
 
 The SDK has no public way to send a request and get its raw result, so this reaches two of `ClientSession`'s
 private attributes (`_stamp`, `_dispatcher`); a test sends a call through it on every transport, so an SDK change
-that moves them fails there. Only for handshake-era sessions: a modern session's `InputRequiredResult` rounds need
-`mcp.Client`'s driver.
+that moves them fails there. For handshake-era sessions, and for one round of a modern session relayed for a modern
+client (`UpstreamToolset.call_tool_raw`), whose `InputRequiredResult` is that client's to answer; otherwise a modern
+session's rounds need `mcp.Client`'s driver.
 """
 
 from __future__ import annotations
