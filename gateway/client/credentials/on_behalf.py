@@ -134,7 +134,10 @@ class TokenExchange(_PrincipalCredential):
                 if held_subject == subject and issued.fresh() and issued.access_token != rejected:
                     return issued.access_token
             endpoint = await self._where.endpoint()
-            issued = await endpoint.exchange(subject, **self._asked)
+            asked = self._asked
+            issued = await endpoint.exchange(
+                subject, audience=asked["audience"], resource=asked["resource"], scope=asked["scope"]
+            )
             self._issued[principal] = (subject, issued)
             logger.debug("Exchanged the token of principal %r at %s.", principal, endpoint.url)
             return issued.access_token
