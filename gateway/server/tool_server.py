@@ -46,22 +46,7 @@ from gateway.state import InMemoryStateStore, SqliteMemoryService, StateStore
 from gateway.state.long_term_memory import default_memory_service
 from gateway.state.retention import DEFAULT_SESSION_RETENTION, SessionRetention
 from gateway.tasks.placement import task_store_for
-from gateway.tasks.wire import (
-    TASKS_CANCEL,
-    TASKS_EXTENSION,
-    TASKS_GET,
-    TASKS_UPDATE,
-    CancelTaskParams,
-    GetTaskParams,
-    UpdateTaskParams,
-)
-from gateway.tools import (
-    ArtifactService,
-    BaseTool,
-    BaseToolset,
-    MemoryService,
-    ReadonlyContext,
-)
+from gateway.tools import ArtifactService, BaseTool, BaseToolset, MemoryService, ReadonlyContext
 from gateway.tools.tool_union import ToolUnion
 
 __all__ = ["CONFIRM_FIELD", "ToolServer"]
@@ -184,10 +169,7 @@ class ToolServer(ToolCalls):
         self.server.add_request_handler("tools/call", types.CallToolRequestParams, self._on_call_tool)
         self.tasks = ServedTasks(task_store_for(self.state_store), name, tasks)
         """The calls running as MCP tasks, and their `tasks/*` handlers."""
-        self.server.add_request_handler(TASKS_GET, GetTaskParams, self.tasks.on_get)
-        self.server.add_request_handler(TASKS_UPDATE, UpdateTaskParams, self.tasks.on_update)
-        self.server.add_request_handler(TASKS_CANCEL, CancelTaskParams, self.tasks.on_cancel)
-        self.server.extensions[TASKS_EXTENSION] = {}
+        self.tasks.serve_on(self.server)
         self.observation = RequestObservation()
         """Every request, seen once (metrics, the request log and the trace's attributes hang on it)."""
         self.observation.observers.append(RequestLog())
@@ -392,10 +374,8 @@ class ToolServer(ToolCalls):
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        identity = identify(ctx)
-        self._track(ctx, identity)
-        readonly, _ = await self._readonly_context(identity)
-        return await self.listing.list_tools(readonly, identity.session_owner, params)
+        readonly, owner = await self._listing_context(ctx)
+        return await self.listing.list_tools(readonly, owner, params)
 
     async def _listing_context(self, ctx: ServerRequestContext[Any, Any]) -> tuple[ReadonlyContext, str]:
         identity = identify(ctx)
@@ -405,9 +385,7 @@ class ToolServer(ToolCalls):
     # --- what an extension's handlers ask of the server ---------------------------------------------------------
 
     async def _context(self, ctx: ServerRequestContext[Any, Any]) -> ReadonlyContext:
-        identity = identify(ctx)
-        self._track(ctx, identity)
-        return (await self._readonly_context(identity))[0]
+        return (await self._listing_context(ctx))[0]
 
     async def _session_entries(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, CatalogEntry]:
         return await self.listing.resolve(await self._context(ctx))

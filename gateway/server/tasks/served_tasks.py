@@ -36,6 +36,7 @@ from typing import Any, Final, Protocol, Self, cast
 import anyio
 import anyio.abc
 from mcp import MCPError, types
+from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -45,6 +46,10 @@ from gateway.server.tasks.task_job import TaskJob, TaskSettings
 from gateway.tasks.records import TaskOwner, TaskRecord, TaskStore
 from gateway.tasks.wire import (
     CLIENT_CAPABILITIES_META_KEY,
+    TASKS_CANCEL,
+    TASKS_EXTENSION,
+    TASKS_GET,
+    TASKS_UPDATE,
     CancelTaskParams,
     CreateTaskResult,
     GetTaskParams,
@@ -112,6 +117,13 @@ class ServedTasks:
         """Who answers for the tasks this server hands out but does not run (a gateway's upstream tasks)."""
         self._runner = secrets.token_hex(8)
         self._group: anyio.abc.TaskGroup | None = None
+
+    def serve_on(self, server: Server[Any]) -> None:
+        """Answer `tasks/get|update|cancel` on `server`, and declare the tasks extension there."""
+        server.add_request_handler(TASKS_GET, GetTaskParams, self.on_get)
+        server.add_request_handler(TASKS_UPDATE, UpdateTaskParams, self.on_update)
+        server.add_request_handler(TASKS_CANCEL, CancelTaskParams, self.on_cancel)
+        server.extensions[TASKS_EXTENSION] = {}
 
     async def __aenter__(self) -> Self:
         group = anyio.create_task_group()
