@@ -273,7 +273,7 @@ class Hub:
                 raise RoundEnded(outcome)
             if isinstance(outcome, CreateTaskResult):
                 assert upstream is not None, "a relayed tool's toolset is one of the upstreams"
-                raise RoundEnded(self.forwarded_tasks.hand_out(upstream, outcome, call.identity.principal))
+                raise RoundEnded(self.forwarded_tasks.hand_out(upstream, outcome, call.identity))
             return self._capped(upstream, tool, self.passthrough.tool_result(upstream, outcome), context)
 
         try:
