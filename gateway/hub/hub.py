@@ -13,15 +13,14 @@ import contextlib
 import functools
 import logging
 from collections.abc import Sequence
-from typing import Any, Protocol, Self
-from urllib.parse import urlsplit
+from typing import Any, Self
 
 import anyio
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from starlette.types import ASGIApp
 
-from gateway.client import McpTool, McpToolset, StdioConnectionParams
+from gateway.client import McpTool, McpToolset
 from gateway.client.relayed_round import RelayedRound
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.apps import AppCalls, namespaced_meta
@@ -29,6 +28,7 @@ from gateway.hub.era import DownstreamEras
 from gateway.hub.forwarded_tasks import ForwardedTasks
 from gateway.hub.forwarding.fast_lane import FastLane
 from gateway.hub.forwarding.modern_lane import ModernLane
+from gateway.hub.forwarding.upstream_span import upstream_span
 from gateway.hub.handshakes import UpstreamHandshakes
 from gateway.hub.held_calls import HeldCalls
 from gateway.hub.kept_results import KeptResults, cap_result
@@ -43,7 +43,6 @@ from gateway.server.extension import NEVER, PendingCall, PlainRequest, RelayedTo
 from gateway.server.http.health import redact_reason
 from gateway.server.http.lane import LaneSeam
 from gateway.server.identity import ANONYMOUS_SESSION, CALL_SESSION_PREFIX, CallIdentity
-from gateway.server.observe.tracing import upstream_call_span
 from gateway.server.tool_call import RoundEnded, error_result
 from gateway.server.tool_server import ToolServer
 from gateway.tasks.wire import CreateTaskResult
@@ -63,7 +62,7 @@ class Hub:
         self,
         upstreams: Sequence[McpToolset],
         *,
-        reloader: Reloader | None = None,
+        reloader: contextlib.AbstractAsyncContextManager[Any] | None = None,
         max_listen_streams_per_client: int = MAX_LISTEN_STREAMS_PER_CLIENT,
     ) -> None:
         self.passthrough = Passthrough(upstreams)
@@ -225,7 +224,7 @@ class Hub:
 
         async def invoke(arguments: dict[str, Any], context: ToolContext) -> dict[str, Any]:
             try:
-                with upstream_call_span(toolset.key, name, lambda: _peer(upstream)) as span:
+                with upstream_span(toolset.key, upstream, name) as span:
                     raw = await toolset.call_tool_raw(name, arguments, context, declared=declared)
                     if raw.get("resultType") != "input_required":
                         # Checked as the general path checks it (an invalid result is the same error), sent as is.
@@ -263,7 +262,7 @@ class Hub:
         async def invoke(context: ToolContext) -> types.CallToolResult:
             try:
                 key = tool.toolset.key if isinstance(tool.toolset, UpstreamToolset) else None
-                with upstream_call_span(key, tool.raw_mcp_tool.name, lambda: _peer(upstream)) as span:
+                with upstream_span(key, upstream, tool.raw_mcp_tool.name) as span:
                     outcome = await tool.call_mcp_round(call.arguments, context, answer)
                     if isinstance(outcome, types.CallToolResult):
                         span.result(outcome)
@@ -293,7 +292,7 @@ class Hub:
         upstream = next((u for u in self.passthrough.upstreams if u is tool.toolset), None)
         try:
             key = tool.toolset.key if isinstance(tool.toolset, UpstreamToolset) else None
-            with upstream_call_span(key, tool.raw_mcp_tool.name, lambda: _peer(upstream)) as span:
+            with upstream_span(key, upstream, tool.raw_mcp_tool.name) as span:
                 result = await tool.call_mcp(arguments, context)
                 span.result(result)
         except UpstreamUnavailableError as exc:
@@ -386,23 +385,6 @@ class Hub:
         if prompts:
             notifications.append(types.PromptListChangedNotification())
         return await self.relay.broadcast(notifications)
-
-
-class Reloader(Protocol):
-    """What re-reads a hub's config while it serves (`gateway.hub.reload.ConfigReloader`)."""
-
-    async def __aenter__(self) -> Self: ...
-
-    async def __aexit__(self, *exc_info: object) -> None: ...
-
-
-def _peer(upstream: McpToolset | None) -> tuple[str, tuple[str, int] | None]:
-    """How an upstream is reached, for its spans: `pipe` (stdio), or `tcp` and its host and port."""
-    params = upstream.connection_params if upstream is not None else None
-    if params is None or isinstance(params, StdioConnectionParams):
-        return "pipe", None
-    parts = urlsplit(params.url)
-    return "tcp", (parts.hostname or "", parts.port or (443 if parts.scheme == "https" else 80))
 
 
 def gateway_server(tools: Sequence[ToolUnion], *, handshakes: bool = True, **options: Any) -> ToolServer:

@@ -8,6 +8,7 @@
 * `direct_post`: a handshake-era `tools/call` POSTed on an HTTP upstream session's own connections.
 * `forwarded_call`: a handshake-era `tools/call` sent through the SDK client session's dispatcher, its result
   forwarded as sent.
+* `upstream_span`: the trace span around a forwarded call, whichever path forwards it.
 
 The server never imports this package: the hub hands its lane to the HTTP front (`Hub.lane`), which lends it only
 what `LaneSeam` names. The client never imports it either; where a forwarding piece needs the client's session, the
