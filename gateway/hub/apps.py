@@ -27,6 +27,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from gateway.client import McpTool
 from gateway.errors import GatewayError, ToolNotFoundError
+from gateway.hub.era import DownstreamEras
 from gateway.server.catalog import CatalogEntry, CatalogView
 from gateway.server.identity import identify
 from gateway.server.tool_server import ToolServer
@@ -99,8 +100,9 @@ class AppCalls:
     the published name. A name the gateway publishes is never rewritten.
     """
 
-    def __init__(self, server: ToolServer) -> None:
+    def __init__(self, server: ToolServer, eras: DownstreamEras | None = None) -> None:
         self._server = server
+        self._eras = eras
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         params = ctx.params
@@ -108,6 +110,10 @@ class AppCalls:
         if not isinstance(name, str) or params is None:
             return await call_next(ctx)
         identity = identify(ctx)
+        if self._eras is not None:
+            # The lookup below may open this caller's isolated upstream session: told first what its client speaks
+            # and declared, it opens the session the call then uses, not one beside it.
+            self._eras.seen(identity.session_owner, ctx.protocol_version, ctx.session.client_capabilities)
         readonly = ReadonlyContext(
             app_name=self._server.name, user_id=identity.principal, session_id=identity.session_key
         )

@@ -319,7 +319,7 @@ class Hub:
             server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams, self.eras), NEVER)
         server.tasks.foreign = self.forwarded_tasks
         middleware = server.server.middleware
-        server.pipeline.add_answered(AppCalls(server), NEVER, before=middleware[0] if middleware else None)
+        server.pipeline.add_answered(AppCalls(server, self.eras), NEVER, before=middleware[0] if middleware else None)
         return server
 
     async def __aenter__(self) -> Self:

@@ -17,13 +17,23 @@ from typing import Any, Literal, cast
 import anyio
 import httpx2
 import pytest
-from hub_harness import DEADLINE, HERE, gateway_http, text_of, upstream_http, upstream_stdio, write_config
+from hub_harness import (
+    DEADLINE,
+    HERE,
+    gateway_http,
+    gateway_server,
+    text_of,
+    upstream_http,
+    upstream_stdio,
+    write_config,
+)
 from mcp import Client, MCPError, types
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.client.sessions.limits import SESSION_LIMIT
 from gateway.server.identity import SESSION_META_KEY
 from tests.support.client_callbacks import ClientCallbacks
+from tests.support.loopback import serving_tools
 from tests.support.processes import alive
 
 pytestmark = pytest.mark.anyio
@@ -208,3 +218,20 @@ async def test_concurrent_openings_at_the_cap_end_no_session_twice_and_never_pas
     assert set(outcomes) <= {"pong", "refused"}, outcomes  # no other error: no session ended twice
     assert "pong" in outcomes
     assert len(living) <= cap
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_each_new_session_key_opens_one_upstream_session_not_two(
+    tmp_path: Path, mode: Literal["auto", "legacy"]
+) -> None:
+    # A lookup ahead of the call (an app's call by its upstream's name) once opened a session of its own per key.
+    config = write_config(tmp_path, {"up": {"command": sys.executable, "args": [str(HERE / "hub_tiny_server.py")]}})
+    tool_server = gateway_server(config)
+    with anyio.fail_after(DEADLINE * 2):
+        async with serving_tools(tool_server) as base_url, connect_from(base_url, A_CLIENT, mode) as client:
+            await client.call_tool("up_pong", {})
+            before = tool_server.upstream_status()["up"]["opened"]
+            for index in range(5):
+                await client.call_tool("up_pong", {}, meta={SESSION_META_KEY: f"key-{index}"})
+            opened = tool_server.upstream_status()["up"]["opened"] - before
+    assert opened == 5
