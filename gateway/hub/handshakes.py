@@ -13,30 +13,26 @@ answer are its own. This layer of the server's pipeline adds two things it says 
   declares it, so a host knows the apps of that upstream's tools may be rendered (a handshake-era result has no
   extensions to declare).
 
-An upstream's handshake is read once, within its `listTimeout`, from the session that the client shaking hands
-would use for that upstream anyway (opened now rather than at its first listing), never from a session of its own:
-a default session would be one more upstream process per upstream beside the callers' own under `isolated`. An
-upstream that cannot be reached then is left out until a later handshake finds it. A reload's new upstreams are new
+An upstream's handshake is read once, within its `listTimeout`, on a session opened for the reading and ended once
+read (the default session itself under `sessionPolicy: shared`, which stays). An upstream that cannot be reached
+then, or that wants a user's sign-in, is left out until a later handshake finds it. A reload's new upstreams are new
 toolsets, read anew. `adk-mcp-gateway call`, which starts only the upstream owning its tool, leaves this layer out.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import anyio
-from mcp import types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 from gateway.client import McpToolset
-from gateway.errors import UpstreamUnavailableError
 from gateway.hub.apps import APPS_EXTENSION
-from gateway.hub.era import DownstreamEras
-from gateway.server.identity import identify
 from gateway.tools import ReadonlyContext
 
 __all__ = ["UpstreamHandshakes", "section"]
@@ -45,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 _HANDSHAKES: Final = frozenset({"initialize", "server/discover"})
 _DEFAULT_WAIT: Final = 10.0
+_READER: Final = "adk-mcp-gateway-handshake"
 
 
 def section(upstream: McpToolset, instructions: str) -> str:
@@ -71,9 +68,8 @@ class UpstreamHandshakes:
         upstreams: the upstream toolsets now, in config order (asked on each handshake: a reload changes them).
     """
 
-    def __init__(self, upstreams: Callable[[], Sequence[McpToolset]], eras: DownstreamEras | None = None) -> None:
+    def __init__(self, upstreams: Callable[[], Sequence[McpToolset]]) -> None:
         self._upstreams = upstreams
-        self._eras = eras
         self._known: weakref.WeakKeyDictionary[McpToolset, _Said] = weakref.WeakKeyDictionary()
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -81,14 +77,7 @@ class UpstreamHandshakes:
         if ctx.method not in _HANDSHAKES or not isinstance(result, dict):
             return result
         answer = dict(result)
-        identity = identify(ctx)
-        if self._eras is not None:
-            # Told before the calls that would otherwise tell it: an isolated upstream session opened now for this
-            # caller mirrors its client, as the one its first listing or call opens would, and is that same session.
-            version = ctx.protocol_version or answer.get("protocolVersion")
-            declared = ctx.session.client_capabilities or _declared(ctx)
-            self._eras.seen(identity.session_owner, version if isinstance(version, str) else None, declared)
-        said = await self._said(ReadonlyContext(user_id=identity.principal, session_id=identity.session_key))
+        said = await self._said()
         merged = _merged(answer.get("instructions"), said)
         if merged is not None:
             answer["instructions"] = merged
@@ -101,27 +90,34 @@ class UpstreamHandshakes:
             answer["capabilities"] = {**fields, "extensions": {APPS_EXTENSION: apps, **declared}}
         return answer
 
-    async def _said(self, context: ReadonlyContext) -> list[tuple[McpToolset, _Said]]:
-        """What each upstream's handshake said, in config order (those not reached yet left out); an upstream not
-        heard yet is asked through the session `context`'s caller would use."""
+    async def _said(self) -> list[tuple[McpToolset, _Said]]:
+        """What each upstream's handshake said, in config order (those not reached yet left out)."""
         upstreams = list(self._upstreams())
         unknown = [upstream for upstream in upstreams if upstream not in self._known]
         if unknown:
             async with anyio.create_task_group() as tg:
                 for upstream in unknown:
-                    tg.start_soon(self._ask, upstream, context)
+                    tg.start_soon(self._ask, upstream)
         return [(upstream, self._known[upstream]) for upstream in upstreams if upstream in self._known]
 
-    async def _ask(self, upstream: McpToolset, context: ReadonlyContext) -> None:
-        with anyio.move_on_after(upstream.list_timeout or _DEFAULT_WAIT):
-            try:
-                session = await upstream.session(context)
-            except UpstreamUnavailableError as exc:
-                logger.debug("No handshake of %s for now: %s", upstream.connection_params.describe(), exc)
-                return
-            client = session.client
-            apps = (client.server_capabilities.extensions or {}).get(APPS_EXTENSION)
-            self._known[upstream] = _Said(client.instructions, dict(apps) if apps is not None else None)
+    async def _ask(self, upstream: McpToolset) -> None:
+        # A reader of its own, ended once read: the caller's own sessions are not known yet at its handshake (an
+        # HTTP session's id comes with the answer), and a session kept for nobody would outlive every caller.
+        reader = ReadonlyContext(user_id=_READER, session_id=f"{_READER}-{secrets.token_hex(8)}")
+        try:
+            with anyio.move_on_after(upstream.list_timeout or _DEFAULT_WAIT):
+                session = await upstream.session(reader)
+                client = session.client
+                apps = (client.server_capabilities.extensions or {}).get(APPS_EXTENSION)
+                self._known[upstream] = _Said(client.instructions, dict(apps) if apps is not None else None)
+        except Exception as exc:  # noqa: BLE001 - unreachable, or wanting a user's sign-in: asked again next time
+            logger.debug("No handshake of %s for now: %s", upstream.connection_params.describe(), exc)
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await upstream.release(reader)
+                except Exception as exc:  # noqa: BLE001 - a session that failed to open has nothing to end
+                    logger.debug("Ending the handshake reader of %s: %s", upstream.connection_params.describe(), exc)
 
 
 def _merged(own: Any, said: list[tuple[McpToolset, _Said]]) -> str | None:
@@ -129,13 +125,3 @@ def _merged(own: Any, said: list[tuple[McpToolset, _Said]]) -> str | None:
     parts = [own.strip()] if isinstance(own, str) and own.strip() else []
     parts.extend(section(upstream, s.instructions) for upstream, s in said if s.instructions and s.instructions.strip())
     return "\n\n".join(parts) if parts else None
-
-
-def _declared(ctx: ServerRequestContext[Any, Any]) -> types.ClientCapabilities | None:
-    """What the client shaking hands declared (its `initialize` params)."""
-    params: Any = ctx.params
-    capabilities: Any = cast("dict[str, Any]", params).get("capabilities") if isinstance(params, dict) else None
-    try:
-        return types.ClientCapabilities.model_validate(capabilities) if capabilities is not None else None
-    except ValueError:
-        return None

@@ -316,7 +316,7 @@ class Hub:
         upstream); and an app's calls by its upstream's tool names (`AppCalls`, outermost, so that every other
         layer sees the published name)."""
         if handshakes:
-            server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams, self.eras), NEVER)
+            server.pipeline.add_answered(UpstreamHandshakes(lambda: self.passthrough.upstreams), NEVER)
         server.tasks.foreign = self.forwarded_tasks
         middleware = server.server.middleware
         server.pipeline.add_answered(AppCalls(server, self.eras), NEVER, before=middleware[0] if middleware else None)
