@@ -35,7 +35,7 @@ from gateway.config.upstream_auth import upstream_credential
 from gateway.errors import UpstreamUnavailableError
 from gateway.hub.era import DownstreamEras, mode_for_version
 from gateway.hub.forwarding.direct_post import DirectPost
-from gateway.hub.forwarding.forwarded_call import forwarded_call, forwarded_raw_call
+from gateway.hub.forwarding.forwarded_call import forwarded_raw_call
 from gateway.hub.pins import PinStore, ToolPins
 from gateway.hub.warm_sessions import WarmSessions
 from gateway.server.identity import current_client
@@ -207,11 +207,18 @@ class UpstreamToolset(McpToolset):
     async def _send_call(
         self, session: UpstreamSession, name: str, args: dict[str, Any], on_progress: ProgressFnT
     ) -> types.CallToolResult:
-        """A handshake-era call as JSON-RPC, its result forwarded as sent (`forwarded_call`); a modern session's
-        call the SDK client's way (its driver answers `InputRequiredResult` rounds)."""
+        """A handshake-era call as JSON-RPC, its result forwarded as sent (`forwarded_raw_call`, parsed once); a
+        modern session's call the SDK client's way (its driver answers `InputRequiredResult` rounds)."""
         if session.modern:
             return await super()._send_call(session, name, args, on_progress)
-        return await forwarded_call(
+        raw = await self._forwarded(session, name, args, on_progress)
+        return types.CallToolResult.model_validate(raw, by_name=False)
+
+    async def _forwarded(
+        self, session: UpstreamSession, name: str, args: dict[str, Any], on_progress: ProgressFnT
+    ) -> dict[str, Any]:
+        """`name` called as JSON-RPC through `session`'s dispatcher, the result the JSON object the upstream sent."""
+        return await forwarded_raw_call(
             session.client.session,
             name,
             args,
@@ -243,14 +250,7 @@ class UpstreamToolset(McpToolset):
             if session.modern and declared is not None:
                 # One round, relayed as sent: its `InputRequiredResult` is the client's to answer, not the driver's.
                 with declaring(declared):
-                    return await forwarded_raw_call(
-                        session.client.session,
-                        name,
-                        args,
-                        meta=session.meta,
-                        on_progress=on_progress,
-                        read_timeout=self.connection_params.call_timeout,
-                    )
+                    return await self._forwarded(session, name, args, on_progress)
             if session.modern:
                 result = await McpToolset._send_call(self, session, name, args, on_progress)
                 return result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -266,14 +266,7 @@ class UpstreamToolset(McpToolset):
                     on_progress=on_progress,
                     read_timeout=self.connection_params.call_timeout,
                 )
-            return await forwarded_raw_call(
-                session.client.session,
-                name,
-                args,
-                meta=session.meta,
-                on_progress=on_progress,
-                read_timeout=self.connection_params.call_timeout,
-            )
+            return await self._forwarded(session, name, args, on_progress)
 
         with self._named_errors():
             return await call_once(self._pool, name, tool_context, send, self.progress_callback)

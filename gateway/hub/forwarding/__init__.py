@@ -6,8 +6,8 @@
 * `modern_lane`: the lane in front of `fast_lane` that answers an eligible sessionless (2026-07-28) `tools/call`,
   as a default `mcp.Client()` sends it.
 * `direct_post`: a handshake-era `tools/call` POSTed on an HTTP upstream session's own connections.
-* `forwarded_call`: a handshake-era `tools/call` sent through the SDK client session's dispatcher, its result
-  forwarded as sent.
+* `forwarded_call`: a handshake-era `tools/call` sent through the SDK client session's dispatcher
+  (`forwarded_raw_call`), its result forwarded as sent.
 * `upstream_span`: the trace span around a forwarded call, whichever path forwards it.
 
 The server never imports this package: the hub hands its lane to the HTTP front (`Hub.lane`), which lends it only
@@ -20,7 +20,7 @@ modern client sent for one round, and the capability stamp it declares upstream)
 
 from gateway.hub.forwarding.direct_post import DirectPost
 from gateway.hub.forwarding.fast_lane import REQUEST_CANCELLED, FastLane
-from gateway.hub.forwarding.forwarded_call import forwarded_call, forwarded_raw_call
+from gateway.hub.forwarding.forwarded_call import forwarded_raw_call
 from gateway.hub.forwarding.modern_lane import ModernLane
 
-__all__ = ["REQUEST_CANCELLED", "DirectPost", "FastLane", "ModernLane", "forwarded_call", "forwarded_raw_call"]
+__all__ = ["REQUEST_CANCELLED", "DirectPost", "FastLane", "ModernLane", "forwarded_raw_call"]

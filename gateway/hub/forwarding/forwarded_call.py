@@ -4,7 +4,7 @@ The SDK's `ClientSession.call_tool` builds and dumps a request model, validates 
 wire schema, parses it into a model, then checks `structuredContent` against the tool's `outputSchema` (listing the
 tools first if it has not seen this one). A gateway forwards the upstream's result as it was sent — its client
 checks it — so here the request goes out as JSON-RPC through the session's own dispatcher (with the session's
-envelope stamp, timeout and progress routing) and the result is parsed into a `CallToolResult` once.
+envelope stamp, timeout and progress routing), and the caller parses the result into a `CallToolResult` once.
 
 The SDK has no public way to send a request and get its raw result, so this reaches two of `ClientSession`'s
 private attributes (`_stamp`, `_dispatcher`); a test sends a call through it on every transport, so an SDK change
@@ -17,31 +17,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp import ClientSession, types
+from mcp import ClientSession
 from mcp.shared.dispatcher import CallOptions, ProgressFnT
 
-__all__ = ["forwarded_call", "forwarded_raw_call"]
-
-
-async def forwarded_call(
-    session: ClientSession,
-    name: str,
-    arguments: dict[str, Any],
-    *,
-    meta: dict[str, Any] | None,
-    on_progress: ProgressFnT,
-    read_timeout: float | None = None,
-) -> types.CallToolResult:
-    """Send `tools/call` for `name` on a handshake-era `session`; the result as sent, parsed once.
-
-    Raises:
-        MCPError: the upstream answered with a JSON-RPC error, timed out, or the connection closed.
-        pydantic.ValidationError: the result is not a `CallToolResult`.
-    """
-    raw = await forwarded_raw_call(
-        session, name, arguments, meta=meta, on_progress=on_progress, read_timeout=read_timeout
-    )
-    return types.CallToolResult.model_validate(raw, by_name=False)
+__all__ = ["forwarded_raw_call"]
 
 
 async def forwarded_raw_call(
@@ -53,7 +32,8 @@ async def forwarded_raw_call(
     on_progress: ProgressFnT,
     read_timeout: float | None = None,
 ) -> dict[str, Any]:
-    """`forwarded_call`, its result the JSON object the upstream sent (not parsed into a model).
+    """Send `tools/call` for `name` on `session`; the result the JSON object the upstream sent, not parsed or judged
+    (a caller that wants a model parses it once: `CallToolResult.model_validate`).
 
     Raises:
         MCPError: the upstream answered with a JSON-RPC error, timed out, or the connection closed.
