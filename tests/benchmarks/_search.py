@@ -14,11 +14,12 @@ held-out set (never used for any choice: its figures are the honest ones):
 Every ranking is measured in the same run on the same tool text: the fused one (BM25 and the sentence encoder, what
 `search_tools` runs with the `search` extra), BM25 alone (`ToolIndex(semantic=False)`, what it runs without the
 encoder) and the bare encoder (`fusion=MEANING_ONLY`: cosine alone). Per set: the share of requests whose right
-tool is first, and among the first 5. Also, on our catalog: search p50; index build with no cached vectors and
-with them (a restart); in fresh child processes, the resident memory the encoder and the encoded catalog add (over
-a BM25 index built first, so numpy and bm25s are loaded already) and the first search after start (build from the
-disk cache, then one search); and abstention: the share of requests no tool serves (`out_of_scope_*.tsv`) that find
-nothing, and of the held-out requests that wrongly do.
+tool is first, and among the first 5. Also: search p50 on each catalog, of requests the index has not seen (an
+index remembers encoded requests), and on ours of a repeated request; on our catalog, index build with no cached
+vectors and with them (a restart); in fresh child processes, the resident memory the encoder and the encoded
+catalog add (over a BM25 index built first, so numpy and bm25s are loaded already) and the first search after start
+(build from the disk cache, then one search); and abstention: the share of requests no tool serves
+(`out_of_scope_*.tsv`) that find nothing, and of the held-out requests that wrongly do.
 """
 
 from __future__ import annotations
@@ -154,6 +155,14 @@ def _found(index: ToolIndex, labelled: Labelled) -> tuple[float, float, list[tup
     return 100.0 * first / len(labelled), 100.0 * top5 / len(labelled), timings
 
 
+def _timing_rows(rows: list[Row], section: str, case: str, timings: list[tuple[float, float]]) -> None:
+    p50 = statistics.median(wall for wall, _cpu in timings)
+    rows.append(Row(section, case, "p50 ms", p50, "ms", **goal("≤ 5 ms", p50 <= 5)))
+    # CPU time of the searching thread: what a search costs whatever else the machine runs.
+    cpu = statistics.median(cpu for _wall, cpu in timings)
+    rows.append(Row(section, case, "p50 CPU ms", cpu, "ms", **goal("≤ 5 ms", cpu <= 5)))
+
+
 async def search_section(settings: Settings) -> list[Row]:
     """Top-1 and top-5 on four labelled sets for the fused ranking and both anchors; search p50, build times,
     memory, first search and abstention (see the module docstring)."""
@@ -209,23 +218,24 @@ async def search_section(settings: Settings) -> list[Row]:
             )
             first = _child("first", cache)
             rows.append(Row(section, "first search after start (vectors cached)", "ms", first, "ms"))
-        for ranking in rankings:
-            timings: list[tuple[float, float]] = []
-            for _round in range(max(settings.rounds, 1)):
+        for ranking, options in rankings.items():
+            # Only requests the index has not seen are timed: it remembers encoded requests, so each round after
+            # the first searches a fresh index (its catalog vectors from the disk cache); a repeat is its own row.
+            timings: dict[str, list[tuple[float, float]]] = {"1,000 tools": [], "MetaTool's 199 tools": []}
+            for round_ in range(max(settings.rounds, 1)):
+                if round_:
+                    for tools in (ours, metatool):
+                        indexes[ranking, id(tools)] = ToolIndex(tools, cache_dir=cache, **options)
                 for label, (tools, labelled) in sets.items():
                     top1, top5, spent = _found(indexes[ranking, id(tools)], labelled)
-                    if tools is ours:
-                        timings.extend(spent)
-                    if _round == 0:
+                    timings["1,000 tools" if tools is ours else "MetaTool's 199 tools"].extend(spent)
+                    if round_ == 0:
                         case = f"{len(labelled)} {label} requests, {ranking}"
                         rows.append(Row(section, case, "right tool first, %", top1, "%"))
                         rows.append(Row(section, case, "right tool in top 5, %", top5, "%"))
-            p50 = statistics.median(wall for wall, _cpu in timings)
-            case = f"search, 1,000 tools, {ranking}"
-            rows.append(Row(section, case, "p50 ms", p50, "ms", **goal("≤ 5 ms", p50 <= 5)))
-            # CPU time of the searching thread: what a search costs whatever else the machine runs.
-            cpu = statistics.median(cpu for _wall, cpu in timings)
-            rows.append(Row(section, case, "p50 CPU ms", cpu, "ms", **goal("≤ 5 ms", cpu <= 5)))
+            timings["1,000 tools, repeated request"] = _found(indexes[ranking, id(ours)], sets["our held-out"][1])[2]
+            for catalog_name, spent in timings.items():
+                _timing_rows(rows, section, f"search, {catalog_name}, {ranking}", spent)
         if "fused" in rankings:
             fused = indexes["fused", id(ours)]
             for name in ("out_of_scope_tuning.tsv", "out_of_scope_heldout.tsv"):
