@@ -109,6 +109,31 @@ class AppCalls:
         name = params.get("name") if ctx.method == "tools/call" and params is not None else None
         if not isinstance(name, str) or params is None:
             return await call_next(ctx)
+        if params.get("requestState") is None:
+            try:
+                # The usual call names a published tool: it runs as sent, looked up once, by the call itself.
+                return await call_next(ctx)
+            except MCPError as exc:
+                # An unknown name (or one the policies refuse) is -32602, raised before anything ran.
+                if exc.error.code != types.INVALID_PARAMS:
+                    raise
+                published = await self._published(ctx, name)
+                if published is None:
+                    raise
+        else:
+            # A later round spends its round id as it starts, so it cannot be sent twice: looked up before it runs.
+            published = await self._published(ctx, name)
+            if published is None:
+                return await call_next(ctx)
+        return await call_next(dataclasses.replace(ctx, params={**params, "name": published}))
+
+    async def _published(self, ctx: ServerRequestContext[Any, Any], name: str) -> str | None:
+        """The published name of the upstream tool an app calls by `name`; None when `name` is published itself or
+        no app's tool has it.
+
+        Raises:
+            MCPError: -32602, several upstreams that serve apps have a tool of that name.
+        """
         identity = identify(ctx)
         if self._eras is not None:
             # The lookup below may open this caller's isolated upstream session: told first what its client speaks
@@ -118,17 +143,13 @@ class AppCalls:
             app_name=self._server.name, user_id=identity.principal, session_id=identity.session_key
         )
         catalog = self._server.catalog
-        published = None
         try:
-            # The usual call names a published tool: only its owner is asked, from its kept listing.
             await catalog.find(name, readonly)
         except ToolNotFoundError:
-            published = _published_for_app(await catalog.view(readonly), name)
+            return _published_for_app(await catalog.view(readonly), name)
         except (GatewayError, MCPError):
             pass  # the call itself reports why (an upstream that cannot be reached now)
-        if published is None:
-            return await call_next(ctx)
-        return await call_next(dataclasses.replace(ctx, params={**params, "name": published}))
+        return None
 
 
 def _published_for_app(view: CatalogView, name: str) -> str | None:
