@@ -19,7 +19,7 @@ import base64
 import contextlib
 import logging
 import weakref
-from typing import Any, cast
+from typing import Any, Unpack, cast
 
 from google.adk.agents.readonly_context import ReadonlyContext as AdkReadonlyContext
 from google.adk.auth.auth_credential import AuthCredential as AdkAuthCredential
@@ -42,6 +42,7 @@ from gateway.client.mcp_tool import McpTool
 from gateway.errors import ServiceNotConfiguredError, UpstreamUnavailableError
 from gateway.tools import AuthConfig, BaseTool, BaseToolset, ToolContext
 from gateway.tools.confirmation import CONFIRM_FIELD, CONFIRMATION_REQUIRED, is_confirmation_form
+from gateway.tools.context import SamplingOptions
 
 __all__ = ["LentTool", "LentToolset"]
 
@@ -119,14 +120,9 @@ class _AdkUser:
         return types.ElicitResult(action="accept" if confirmation.confirmed else "decline")
 
     async def sample(
-        self,
-        messages: list[types.SamplingMessage],
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
+        self, messages: list[types.SamplingMessage], **options: Unpack[SamplingOptions]
     ) -> types.CreateMessageResult:
-        del messages, max_tokens, system_prompt, temperature
+        del messages, options
         raise ServiceNotConfiguredError(
             "Sampling is not available to a tool an ADK agent calls: google-adk lends its model to no tool. Give the "
             "McpToolset a sampling_callback and do not hand it to to_adk(), or serve the tool elsewhere."

@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Awaitable, Callable, Generator
-from typing import Any, Final
+from typing import Any, Final, Unpack
 
 from mcp import MCPDeprecationWarning, types
 from mcp.server.context import ServerRequestContext
@@ -32,7 +32,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from gateway.errors import ServiceNotConfiguredError
 from gateway.server.identity import CallIdentity
 from gateway.server.round_state import RoundState, question_digest
-from gateway.tools.context import InputRequired
+from gateway.tools.context import InputRequired, SamplingOptions
 
 __all__ = ["CallFeatures", "McpClientFeatures", "Suspend", "client_declares", "deprecated_in_2026"]
 
@@ -85,18 +85,11 @@ class CallFeatures:
         return types.ElicitResult.model_validate(await self._ask_for("elicit", types.ElicitRequest(params=params)))
 
     async def sample(
-        self,
-        messages: list[types.SamplingMessage],
-        *,
-        max_tokens: int,
-        system_prompt: str | None = None,
-        temperature: float | None = None,
+        self, messages: list[types.SamplingMessage], **options: Unpack[SamplingOptions]
     ) -> types.CreateMessageResult:
         """Ask the client's model for a completion."""
         self._require("Sampling", types.ClientCapabilities(sampling=types.SamplingCapability()), "sampling")
-        params = types.CreateMessageRequestParams(
-            messages=messages, max_tokens=max_tokens, system_prompt=system_prompt, temperature=temperature
-        )
+        params = types.CreateMessageRequestParams(messages=messages, **options)
         request = types.CreateMessageRequest(params=params)
         return types.CreateMessageResult.model_validate(await self._ask_for("sample", request))
 

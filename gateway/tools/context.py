@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, Required, TypedDict
 
 from mcp import types
 from pydantic import BaseModel
@@ -29,7 +29,15 @@ from gateway.tools.memory_service import (
 )
 from gateway.tools.state import State
 
-__all__ = ["ClientFeatures", "InputRequired", "ProgressLog", "ProgressSink", "ReadonlyContext", "ToolContext"]
+__all__ = [
+    "ClientFeatures",
+    "InputRequired",
+    "ProgressLog",
+    "ProgressSink",
+    "ReadonlyContext",
+    "SamplingOptions",
+    "ToolContext",
+]
 
 DEFAULT_APP_NAME = "adk-mcp-gateway"
 DEFAULT_USER_ID = "local"
@@ -62,6 +70,15 @@ class ProgressLog:
 
     async def __call__(self, update: Any, /) -> None:
         self.updates.append(update)
+
+
+class SamplingOptions(TypedDict, total=False):
+    """The keywords of `ClientFeatures.sample` after its messages, for an implementation that passes them on whole
+    (as `sampling/createMessage` parameters)."""
+
+    max_tokens: Required[int]
+    system_prompt: str | None
+    temperature: float | None
 
 
 class ClientFeatures(Protocol):
