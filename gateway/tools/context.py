@@ -208,6 +208,10 @@ class ToolContext(ReadonlyContext):
         self._actions.state_delta.update(self._state.delta)
         return self._actions
 
+    def _where(self) -> dict[str, str]:
+        """The keywords naming this call's session to a service (its app, user and session)."""
+        return {"app_name": self.app_name, "user_id": self.user_id, "session_id": self.session_id}
+
     # --- confirmation ---------------------------------------------------------------------------------------
 
     def request_confirmation(self, *, hint: str | None = None, payload: Any | None = None) -> None:
@@ -289,41 +293,22 @@ class ToolContext(ReadonlyContext):
     ) -> int:
         """Store a new version of `filename` (with its `custom_metadata`) and return its version number."""
         version = await self._artifacts().save_artifact(
-            app_name=self.app_name,
-            user_id=self.user_id,
-            session_id=self.session_id,
-            filename=filename,
-            artifact=artifact,
-            custom_metadata=custom_metadata,
+            **self._where(), filename=filename, artifact=artifact, custom_metadata=custom_metadata
         )
         self._actions.artifact_delta[filename] = version
         return version
 
     async def load_artifact(self, filename: str, version: int | None = None) -> Artifact | None:
         """Return `filename` at `version` (the latest when None), or None if there is no such artifact."""
-        return await self._artifacts().load_artifact(
-            app_name=self.app_name,
-            user_id=self.user_id,
-            session_id=self.session_id,
-            filename=filename,
-            version=version,
-        )
+        return await self._artifacts().load_artifact(**self._where(), filename=filename, version=version)
 
     async def get_artifact_version(self, filename: str, version: int | None = None) -> ArtifactVersion | None:
         """What is known of `filename` at `version` (the latest when None): its custom metadata, time, media type."""
-        return await self._artifacts().get_artifact_version(
-            app_name=self.app_name,
-            user_id=self.user_id,
-            session_id=self.session_id,
-            filename=filename,
-            version=version,
-        )
+        return await self._artifacts().get_artifact_version(**self._where(), filename=filename, version=version)
 
     async def list_artifacts(self) -> list[str]:
         """The artifact names visible to this session (its own and its user's)."""
-        return await self._artifacts().list_artifact_keys(
-            app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
-        )
+        return await self._artifacts().list_artifact_keys(**self._where())
 
     # --- memory -----------------------------------------------------------------------------------------------
 
@@ -352,9 +337,7 @@ class ToolContext(ReadonlyContext):
 
     async def add_session_to_memory(self) -> None:
         """Remember this session's conversation (ADK's `add_session_to_memory`); served, the MCP client has it."""
-        await self._memory().add_session_to_memory(
-            app_name=self.app_name, user_id=self.user_id, session_id=self.session_id
-        )
+        await self._memory().add_session_to_memory(**self._where())
 
     async def delete_memory(self, memory_id: str | None = None) -> None:
         """Forget the user's memory `memory_id` (a `MemoryEntry.id` a search returned)."""
