@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import version
-from typing import Any, Final
+from typing import Final
 
 from gateway.cli._access import add_oauth_flags
 from gateway.cli._logs import LEVELS, LOG_FORMAT_ENV, LOG_LEVEL_ENV
@@ -86,15 +88,7 @@ def _add_state(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
-    """Add `serve` to `commands` (argparse's subparsers action, whose type is private)."""
-    serve = commands.add_parser(
-        "serve",
-        parents=[flags],
-        help="run the gateway (or just local tools) as an MCP server over stdio, SSE or streamable HTTP",
-        description="Serve the config's upstreams and local tools, and/or --tools, as one MCP server. stdio is "
-        "what Claude Desktop starts; 'http' serves streamable HTTP at /mcp and SSE at /sse on the same port.",
-    )
+def _serve(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
     _add_sources(serve)
     serve.add_argument(
@@ -203,16 +197,13 @@ def _add_serve(commands: Any, flags: argparse.ArgumentParser) -> None:
     add_oauth_flags(serve)
 
 
-def _add_call(commands: Any, flags: argparse.ArgumentParser) -> None:
-    call = commands.add_parser(
-        "call",
-        parents=[flags],
-        help="call one tool and print its result",
-        description="Call one tool, starting only the upstream that owns it, and print the result as JSON. "
-        "Progress goes to stderr; a tool that asks the user (elicitation) asks on the terminal. Exits 1 when the "
-        "tool reports an error.",
-        usage="%(prog)s [CONFIG] TOOL [KEY=VALUE ...] [--args JSON] [--tools REF] [--yes]",
-    )
+def _tools(tools: argparse.ArgumentParser) -> None:
+    tools.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
+    _add_sources(tools)
+    tools.add_argument("--json", action="store_true", help="print the tools/list result as JSON instead")
+
+
+def _call(call: argparse.ArgumentParser) -> None:
     call.add_argument(
         "words",
         nargs="+",
@@ -231,17 +222,73 @@ def _add_call(commands: Any, flags: argparse.ArgumentParser) -> None:
     )
 
 
-def _add_pins(commands: Any, flags: argparse.ArgumentParser) -> None:
-    pins = commands.add_parser(
-        "pins",
-        parents=[flags],
-        help="show drifted tool definitions (pinTools) as diffs; 'pins approve CONFIG [TOOL]' accepts them",
-        description="Compare each pinned upstream tool's definition with the approved one and print every drift "
-        "as a unified diff (exit 1 if any). 'pins approve CONFIG TOOL' approves one tool's current definition; "
-        "'pins approve CONFIG' approves every drifted and every not yet pinned tool.",
-    )
+def _check(check: argparse.ArgumentParser) -> None:
+    check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+    _add_state(check, _PINS_STATE)
+
+
+def _pins(pins: argparse.ArgumentParser) -> None:
     pins.add_argument("words", nargs="+", metavar="[approve] CONFIG [TOOL]")
     _add_state(pins, _PINS_STATE)
+
+
+def _login(login: argparse.ArgumentParser) -> None:
+    login.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
+    login.add_argument("upstream", metavar="UPSTREAM", help="the upstream's key in mcpServers")
+    login.add_argument("--no-browser", action="store_true", help="only print the URL")
+    login.add_argument("--port", type=int, default=None, help="the redirect listener's port (default: any)")
+
+
+@dataclass(frozen=True)
+class _Command:
+    """A subcommand: its help line, its description, and what adds its own arguments."""
+
+    help: str
+    description: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    usage: str | None = None
+
+
+_COMMANDS: Final = {
+    "serve": _Command(
+        "run the gateway (or just local tools) as an MCP server over stdio, SSE or streamable HTTP",
+        "Serve the config's upstreams and local tools, and/or --tools, as one MCP server. stdio is what Claude "
+        "Desktop starts; 'http' serves streamable HTTP at /mcp and SSE at /sse on the same port.",
+        _serve,
+    ),
+    "tools": _Command(
+        "print the merged tool catalog (name, arguments, source, description)",
+        "Connect to every upstream of CONFIG, load the local tools, and print what a client would see.",
+        _tools,
+    ),
+    "call": _Command(
+        "call one tool and print its result",
+        "Call one tool, starting only the upstream that owns it, and print the result as JSON. Progress goes to "
+        "stderr; a tool that asks the user (elicitation) asks on the terminal. Exits 1 when the tool reports an "
+        "error.",
+        _call,
+        usage="%(prog)s [CONFIG] TOOL [KEY=VALUE ...] [--args JSON] [--tools REF] [--yes]",
+    ),
+    "check": _Command(
+        "validate CONFIG and connect to each upstream, reporting what works",
+        "Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
+        _check,
+    ),
+    "pins": _Command(
+        "show drifted tool definitions (pinTools) as diffs; 'pins approve CONFIG [TOOL]' accepts them",
+        "Compare each pinned upstream tool's definition with the approved one and print every drift as a unified "
+        "diff (exit 1 if any). 'pins approve CONFIG TOOL' approves one tool's current definition; 'pins approve "
+        "CONFIG' approves every drifted and every not yet pinned tool.",
+        _pins,
+    ),
+    "login": _Command(
+        'sign in once to an upstream that needs a user login ("auth": {"type": "oauth"})',
+        "Print the upstream's sign-in URL (and open a browser), wait for the redirect on 127.0.0.1, and store the "
+        "tokens (mode 0600, in $ADK_MCP_GATEWAY_TOKEN_DIR or the user's data directory); the gateway renews them "
+        "from then on.",
+        _login,
+    ),
+}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -256,39 +303,12 @@ def parser() -> argparse.ArgumentParser:
     )
     main.add_argument("--version", action="version", version=f"%(prog)s {version('adk-mcp-gateway')}")
     commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    _add_serve(commands, flags)
-    tools = commands.add_parser(
-        "tools",
-        parents=[flags],
-        help="print the merged tool catalog (name, arguments, source, description)",
-        description="Connect to every upstream of CONFIG, load the local tools, and print what a client would see.",
-    )
-    tools.add_argument("config", nargs="?", metavar="CONFIG", help="gateway config file (JSON)")
-    _add_sources(tools)
-    tools.add_argument("--json", action="store_true", help="print the tools/list result as JSON instead")
-    _add_call(commands, flags)
-    check = commands.add_parser(
-        "check",
-        parents=[flags],
-        help="validate CONFIG and connect to each upstream, reporting what works",
-        description="Validate the config, then connect to every upstream and list its tools. Exits 1 if any fails.",
-    )
-    check.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
-    _add_state(check, _PINS_STATE)
-    _add_pins(commands, flags)
-
-    login = commands.add_parser(
-        "login",
-        parents=[flags],
-        help='sign in once to an upstream that needs a user login ("auth": {"type": "oauth"})',
-        description="Print the upstream's sign-in URL (and open a browser), wait for the redirect on 127.0.0.1, "
-        "and store the tokens (mode 0600, in $ADK_MCP_GATEWAY_TOKEN_DIR or the user's data directory); the gateway "
-        "renews them from then on.",
-    )
-    login.add_argument("config", metavar="CONFIG", help="gateway config file (JSON)")
-    login.add_argument("upstream", metavar="UPSTREAM", help="the upstream's key in mcpServers")
-    login.add_argument("--no-browser", action="store_true", help="only print the URL")
-    login.add_argument("--port", type=int, default=None, help="the redirect listener's port (default: any)")
+    for name, command in _COMMANDS.items():
+        command.arguments(
+            commands.add_parser(
+                name, parents=[flags], help=command.help, description=command.description, usage=command.usage
+            )
+        )
     return main
 
 
