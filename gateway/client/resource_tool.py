@@ -16,9 +16,10 @@ from typing import Any, Protocol, cast
 
 from mcp import MCPError, types
 
-from adapters import FunctionDeclaration, mcp_result_to_response
+from adapters import mcp_result_to_response
 from gateway.errors import UpstreamUnavailableError
-from gateway.tools import BaseTool, ReadonlyContext, ToolContext
+from gateway.tools import ReadonlyContext, ToolContext
+from gateway.tools.base_tool import FixedSchemaTool
 
 __all__ = ["LOAD_MCP_RESOURCE", "LoadMcpResourceTool", "ResourceSource"]
 
@@ -26,6 +27,7 @@ LOAD_MCP_RESOURCE = "load_mcp_resource"
 _DESCRIPTION = """Loads resources from the MCP server.
 
 NOTE: Call when you need access to resources."""
+_PARAMETERS = {"type": "object", "properties": {"resource_names": {"type": "array", "items": {"type": "string"}}}}
 _MAX_LISTED = 50
 
 logger = logging.getLogger(__name__)
@@ -65,11 +67,16 @@ def _blocks(name: str, content: types.TextResourceContents | types.BlobResourceC
     return [heading, types.EmbeddedResource(resource=content)]
 
 
-class LoadMcpResourceTool(BaseTool):
+class LoadMcpResourceTool(FixedSchemaTool):
     """Loads named resources of one upstream (see the module docstring)."""
 
     def __init__(self, source: ResourceSource, resources: list[types.Resource] | None = None) -> None:
-        super().__init__(name=LOAD_MCP_RESOURCE, description=_DESCRIPTION + _listing(resources or []))
+        super().__init__(
+            name=LOAD_MCP_RESOURCE,
+            description=_DESCRIPTION + _listing(resources or []),
+            parameters=_PARAMETERS,
+            annotations={"readOnlyHint": True},
+        )
         self._source = source
 
     @classmethod
@@ -81,24 +88,6 @@ class LoadMcpResourceTool(BaseTool):
             logger.debug("Listing the resources for load_mcp_resource failed: %s", exc)
             resources = []
         return cls(source, resources)
-
-    @property
-    def uses_state(self) -> bool:
-        """No: it only reads the upstream."""
-        return False
-
-    def _get_declaration(self) -> FunctionDeclaration:
-        return FunctionDeclaration.model_validate(
-            {
-                "name": self.name,
-                "description": self.description,
-                "parameters_json_schema": {
-                    "type": "object",
-                    "properties": {"resource_names": {"type": "array", "items": {"type": "string"}}},
-                },
-                "annotations": {"readOnlyHint": True},
-            }
-        )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
         """Read each named resource; an unknown name is an error listing the names there are."""

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from adapters import FunctionDeclaration
 from gateway.tools.auth_config import AuthConfig
-from gateway.tools.base_tool import BaseTool
+from gateway.tools.base_tool import FixedSchemaTool
 from gateway.tools.context import ReadonlyContext, ToolContext
 
 __all__ = ["SIGN_IN", "SignInTool"]
@@ -26,7 +25,7 @@ ToolNames = Callable[[ReadonlyContext], Awaitable[list[str]]]
 """The names of the tools the source offers in a context that holds the user's credential."""
 
 
-class SignInTool(BaseTool):
+class SignInTool(FixedSchemaTool):
     """Signs the calling user in to `source` (see the module docstring).
 
     Args:
@@ -43,24 +42,11 @@ class SignInTool(BaseTool):
                 "user wants anything done there; the user is sent to a sign-in page, and the answer lists the "
                 "tools then available."
             ),
+            parameters={"type": "object", "properties": {}},
         )
         self.auth_config = auth_config
         self._source = source
         self._tool_names = tool_names
-
-    @property
-    def uses_state(self) -> bool:
-        """No: the credential travels in the tool context, not in its state."""
-        return False
-
-    def _get_declaration(self) -> FunctionDeclaration:
-        return FunctionDeclaration.model_validate(
-            {
-                "name": self.name,
-                "description": self.description,
-                "parameters_json_schema": {"type": "object", "properties": {}},
-            }
-        )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> dict[str, Any]:
         """Ask for the user's credential; once there is one, name the tools it opens."""

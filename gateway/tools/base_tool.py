@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Final, Literal
 
 from adapters import FunctionDeclaration
 from gateway.errors import ToolDefinitionError
 from gateway.tools.context import ToolContext
 
-__all__ = ["RESERVED_TOOL_NAMES", "BaseTool"]
+__all__ = ["RESERVED_TOOL_NAMES", "BaseTool", "FixedSchemaTool"]
 
 RESERVED_TOOL_NAMES: Final = frozenset(
     {
@@ -104,3 +105,36 @@ class BaseTool:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+class FixedSchemaTool(BaseTool):
+    """A tool of the gateway's own whose parameters are one fixed JSON schema and which leaves state alone, so a
+    server runs its calls beside any other (the toolsets' `sign_in` and `load_mcp_resource`).
+
+    Args:
+        parameters: the JSON schema of its arguments.
+        annotations: the MCP tool annotations it declares, if any.
+    """
+
+    def __init__(
+        self, *, name: str, description: str, parameters: dict[str, Any], annotations: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(name=name, description=description)
+        self._parameters = parameters
+        self._annotations = annotations
+
+    @property
+    def uses_state(self) -> bool:
+        """No: what it needs comes in its arguments and its context's credentials and services."""
+        return False
+
+    def _get_declaration(self) -> FunctionDeclaration:
+        fields: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            # A copy each time, as a declaration built afresh: whoever reads it may change it in place.
+            "parameters_json_schema": copy.deepcopy(self._parameters),
+        }
+        if self._annotations is not None:
+            fields["annotations"] = self._annotations
+        return FunctionDeclaration.model_validate(fields)
