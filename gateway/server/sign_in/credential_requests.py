@@ -23,6 +23,7 @@ import logging
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp import types
@@ -139,26 +140,18 @@ class ServerCredentials:
         return CallCredentials(self, ctx, identity, tool_name, features, await self.usable(identity.principal))
 
 
+@dataclass(eq=False, repr=False)  # its repr would show the loaded credentials
 class CallCredentials:
-    """One call's credentials (see the module docstring)."""
+    """One call's credentials (see the module docstring); built by `ServerCredentials.for_call` alone."""
 
-    def __init__(  # noqa: PLR0917 - built by ServerCredentials.for_call alone
-        self,
-        server: ServerCredentials,
-        ctx: ServerRequestContext[Any, Any],
-        identity: CallIdentity,
-        tool_name: str,
-        features: McpClientFeatures,
-        loaded: dict[str, AuthCredential],
-    ) -> None:
-        self._server = server
-        self._ctx = ctx
-        self._identity = identity
-        self._tool = tool_name
-        self._features = features
-        self.loaded = loaded
-        self._refreshed: set[str] = set()
-        self._signed_in: set[str] = set()
+    _server: ServerCredentials
+    _ctx: ServerRequestContext[Any, Any]
+    _identity: CallIdentity
+    _tool: str
+    _features: McpClientFeatures
+    loaded: dict[str, AuthCredential]
+    _refreshed: set[str] = field(default_factory=set[str])
+    _signed_in: set[str] = field(default_factory=set[str])
 
     async def obtain(self, config: AuthConfig) -> AuthCredential | types.CallToolResult:
         """A credential for `config` (stored, refreshed, or from a sign-in), or the result to end the call with.
