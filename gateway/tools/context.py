@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, Required, TypedDict
+from typing import Any, Protocol, Required, TypedDict, Unpack
 
 from mcp import types
 from pydantic import BaseModel
@@ -36,6 +36,7 @@ __all__ = [
     "ProgressSink",
     "ReadonlyContext",
     "SamplingOptions",
+    "SessionFields",
     "ToolContext",
 ]
 
@@ -121,6 +122,18 @@ def _as_state(state: State | Mapping[str, Any] | None) -> State:
     return State(dict(state or {}))
 
 
+class SessionFields(TypedDict, total=False):
+    """The keywords of `ReadonlyContext` (see its defaults), which a `ToolContext` takes too and passes on."""
+
+    state: State | Mapping[str, Any] | None
+    app_name: str
+    user_id: str
+    session_id: str
+    invocation_id: str | None
+    agent_name: str
+    credentials: Mapping[str, AuthCredential] | None
+
+
 class ReadonlyContext:
     """What a toolset or a predicate may read about the current session (ADK's `ReadonlyContext`)."""
 
@@ -156,12 +169,11 @@ class ReadonlyContext:
 
 
 class ToolContext(ReadonlyContext):
-    """Everything a tool call can see and ask for (ADK's `ToolContext`)."""
+    """Everything a tool call can see and ask for (ADK's `ToolContext`); `session` are `ReadonlyContext`'s keywords."""
 
     def __init__(
         self,
         *,
-        state: State | Mapping[str, Any] | None = None,
         function_call_id: str | None = None,
         tool_confirmation: ToolConfirmation | None = None,
         actions: EventActions | None = None,
@@ -169,22 +181,9 @@ class ToolContext(ReadonlyContext):
         memory_service: MemoryService | None = None,
         client: ClientFeatures | None = None,
         progress_sink: ProgressSink | None = None,
-        credentials: Mapping[str, AuthCredential] | None = None,
-        app_name: str = DEFAULT_APP_NAME,
-        user_id: str = DEFAULT_USER_ID,
-        session_id: str = "",
-        invocation_id: str | None = None,
-        agent_name: str = "",
+        **session: Unpack[SessionFields],
     ) -> None:
-        super().__init__(
-            state=state,
-            app_name=app_name,
-            user_id=user_id,
-            session_id=session_id,
-            invocation_id=invocation_id,
-            agent_name=agent_name,
-            credentials=credentials,
-        )
+        super().__init__(**session)
         self.function_call_id: str | None = function_call_id or f"adk-{uuid.uuid4()}"
         self.tool_confirmation = tool_confirmation
         self._actions = EventActions() if actions is None else actions
