@@ -274,7 +274,7 @@ class ToolCalls:
                 return await self._run(ctx, entry, arguments, identity, loaded, features, invoke=invoke)
 
         if self.extension is not None:
-            pending = PendingCall(ctx, entry, arguments, identity.session_owner, identity, features, run)
+            pending = PendingCall(ctx, entry, arguments, identity, features, run)
             handled = await self.extension.call_tool(pending)
             if handled is not None:
                 self._sessions.forwarded()
@@ -324,11 +324,11 @@ class ToolCalls:
                 run, credentials=await self.credentials.for_call(ctx, identity, entry.tool.name, features)
             )
         if not entry.tool.uses_state:
-            return await run(ToolCall(ctx, entry, arguments, identity, loaded, features), scope=scope)
+            return await run(ToolCall(ctx, entry, arguments, identity, features, loaded), scope=scope)
         return await self._state_attempts.run(
             entry.tool.name,
             scope,
-            lambda state: ToolCall(ctx, entry, arguments, identity, state, features),
+            lambda state: ToolCall(ctx, entry, arguments, identity, features, state),
             lambda call, confirmation: run(call, scope=scope, confirmation=confirmation),
         )
 

@@ -28,10 +28,9 @@ from mcp.server.context import ServerMiddleware, ServerRequestContext
 from opentelemetry import trace
 
 from gateway.server.catalog import CatalogEntry
-from gateway.server.client_features import McpClientFeatures
 from gateway.server.http.lane import LaneSeam, RawInvoke, RelayedTool
 from gateway.server.identity import CallIdentity
-from gateway.server.tool_call import Invoke
+from gateway.server.tool_call import Invoke, ResolvedCall
 from gateway.tools import BaseTool, ReadonlyContext
 from gateway.tools.tool_union import ToolUnion
 
@@ -71,20 +70,17 @@ class ServerHooks:
 
 
 @dataclass(frozen=True)
-class PendingCall:
+class PendingCall(ResolvedCall):
     """A `tools/call` the server resolved (tool found, arguments checked) and is about to run."""
 
-    ctx: ServerRequestContext[Any, Any]
-    entry: CatalogEntry
-    arguments: dict[str, Any]
-    owner: str
-    """The calling session (`principal/session key`)."""
-    identity: CallIdentity
-    """The caller: principal and session key (`owner` is made of them)."""
-    features: McpClientFeatures
     run: Callable[[Invoke | None], Awaitable[types.CallToolResult]]
     """Run the call the server's way (a `ToolContext`, confirmation, state), the tool run by the `Invoke` given
     (None: `run_async`, its response made a `CallToolResult` by the adapters)."""
+
+    @property
+    def owner(self) -> str:
+        """The calling session (`principal/session key`)."""
+        return self.identity.session_owner
 
 
 class ServerExtension(Protocol):

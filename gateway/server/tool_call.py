@@ -46,6 +46,7 @@ __all__ = [
     "CONFIRM_FIELD",
     "Invoke",
     "ProgressReporter",
+    "ResolvedCall",
     "RoundEnded",
     "StaleState",
     "ToolCall",
@@ -177,15 +178,22 @@ Invoke = Callable[[ToolContext], Awaitable[types.CallToolResult]]
 
 
 @dataclass(frozen=True)
-class ToolCall:
-    """One call: the request, the tool's catalog entry, its arguments, the caller and its loaded state."""
+class ResolvedCall:
+    """A `tools/call` the server resolved: the request, the tool's catalog entry, its arguments, the caller, and
+    what the caller's client offers mid-call."""
 
     ctx: ServerRequestContext[Any, Any]
     entry: CatalogEntry
     arguments: dict[str, Any]
     identity: CallIdentity
-    loaded: dict[str, Any]
     features: McpClientFeatures
+
+
+@dataclass(frozen=True)
+class ToolCall(ResolvedCall):
+    """One call run the server's way: a resolved call and the caller's loaded state."""
+
+    loaded: dict[str, Any]
 
     async def run(
         self,
