@@ -28,9 +28,7 @@ def from_adk(obj: object) -> BaseTool | BaseToolset:
         return AdkToolset(obj)
     if isinstance(obj, BaseAgent):
         return AgentToolset(obj)
-    raise TypeError(
-        f"from_adk() takes a google-adk BaseTool, BaseToolset or agent, got {type(obj).__name__}: {obj!r:.80}"
-    )
+    raise _not_convertible("from_adk", "a google-adk BaseTool, BaseToolset or agent", obj)
 
 
 def to_adk(obj: object) -> LentTool | LentToolset:
@@ -39,7 +37,9 @@ def to_adk(obj: object) -> LentTool | LentToolset:
         return LentTool(obj)
     if isinstance(obj, BaseToolset):
         return LentToolset(obj)
-    raise TypeError(
-        f"to_adk() takes one of our BaseTools or BaseToolsets (an McpToolset, a FunctionTool, ...), got "
-        f"{type(obj).__name__}: {obj!r:.80}"
-    )
+    raise _not_convertible("to_adk", "one of our BaseTools or BaseToolsets (an McpToolset, a FunctionTool, ...)", obj)
+
+
+def _not_convertible(function: str, takes: str, obj: object) -> TypeError:
+    """The error for a bridge function given what it does not convert, naming what it takes and what it got."""
+    return TypeError(f"{function}() takes {takes}, got {type(obj).__name__}: {obj!r:.80}")
