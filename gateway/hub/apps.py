@@ -109,19 +109,21 @@ class AppCalls:
         name = params.get("name") if ctx.method == "tools/call" and params is not None else None
         if not isinstance(name, str) or params is None:
             return await call_next(ctx)
-        if params.get("requestState") is None:
+        # A later round spends its round id as it starts, so it is never sent twice: it is looked up first.
+        if self._server.catalog.has_published(name) and params.get("requestState") is None:
             try:
                 # The usual call names a published tool: it runs as sent, looked up once, by the call itself.
                 return await call_next(ctx)
             except MCPError as exc:
-                # An unknown name (or one the policies refuse) is -32602, raised before anything ran.
+                # Not published to this caller after all (or refused by the policies): -32602, before anything ran.
                 if exc.error.code != types.INVALID_PARAMS:
                     raise
                 published = await self._published(ctx, name)
                 if published is None:
                     raise
         else:
-            # A later round spends its round id as it starts, so it cannot be sent twice: looked up before it runs.
+            # A name no source has published (an app's upstream tool name, a typo): looked up before it runs, so
+            # the layers after this one see the call once, under the name it runs as.
             published = await self._published(ctx, name)
             if published is None:
                 return await call_next(ctx)

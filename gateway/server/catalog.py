@@ -286,6 +286,11 @@ class ToolCatalog:
             return not prefix or name.startswith(f"{prefix}_")
         return item.name == name
 
+    def has_published(self, name: str) -> bool:
+        """Whether a source has published `name` (to some caller, at some time): a call of it most likely names a
+        published tool. Asks no source."""
+        return name in self._owners
+
     async def find(self, name: str, readonly_context: ReadonlyContext) -> CatalogEntry:
         """The tool a call names, resolving only the sources that can publish it (its owner first).
 

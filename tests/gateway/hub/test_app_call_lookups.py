@@ -13,10 +13,13 @@ from hub_harness import DEADLINE, HERE, connect, gateway_server, text_of, write_
 
 from gateway.server.catalog import CatalogEntry
 from gateway.server.identity import SESSION_META_KEY
+from gateway.server.observe.observation import RequestRecord
 from gateway.tools import ReadonlyContext
 from tests.support.loopback import serving_tools
 
 pytestmark = pytest.mark.anyio
+
+APPS_SERVER = str(HERE / "hub_apps_server.py")
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
@@ -40,3 +43,22 @@ async def test_a_published_tools_call_looks_its_name_up_once(tmp_path: Path, mod
             results = [await client.call_tool("up_pong", {}, meta={SESSION_META_KEY: "key"}) for _ in range(3)]
     assert [text_of(result) for result in results] == [text_of(results[0])] * 3
     assert looked_up == ["up_pong"] * 3
+
+
+async def test_an_apps_call_by_its_upstreams_name_is_one_request_of_the_published_tool(tmp_path: Path) -> None:
+    config = write_config(tmp_path, {"time": {"command": sys.executable, "args": [APPS_SERVER, "clock"]}})
+    tool_server = gateway_server(config)
+    records: list[RequestRecord] = []
+
+    class Recorder:
+        def request_done(self, record: RequestRecord) -> None:
+            records.append(record)
+
+    tool_server.observation.observers.append(Recorder())
+    with anyio.fail_after(DEADLINE * 2):
+        async with serving_tools(tool_server) as base_url, connect(base_url, "legacy") as client:
+            await client.list_tools()
+            result = await client.call_tool("get_time", {}, meta={SESSION_META_KEY: "key"})
+    calls = [(record.name, record.tool, record.outcome) for record in records if record.method == "tools/call"]
+    assert text_of(result) == "12:00"
+    assert calls == [("time_get_time", "time_get_time", "ok")]
