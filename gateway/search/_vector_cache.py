@@ -1,11 +1,13 @@
 """`catalog_vectors`: a catalog's tool texts encoded once, kept on disk by content hash so a restart does not
 re-encode them.
 
-A catalog's vectors are one `.npy` file named by the SHA-256 of the model's tag and every text, in the cache
-directory: `$ADK_MCP_GATEWAY_CACHE_DIR`, else `$XDG_CACHE_HOME/adk-mcp-gateway`, else `~/.cache/adk-mcp-gateway`
-(a `ToolIndex`'s `cache_dir` overrides all three). Within a process, each text's vector is also remembered, so a
-catalog that changed by one tool (an upstream's `list_changed`) encodes that tool alone. A cache that cannot be
-read or written is only slower: the vectors are computed and the failure logged at debug.
+A catalog's vectors are one `.npy` file named by the SHA-256 of the model's tag, the encoder's variant (ONNX
+Runtime's int8 and numpy's float32 vectors are close, not equal: one's are never compared with the other's
+requests) and every text, in the cache directory: `$ADK_MCP_GATEWAY_CACHE_DIR`, else
+`$XDG_CACHE_HOME/adk-mcp-gateway`, else `~/.cache/adk-mcp-gateway` (a `ToolIndex`'s `cache_dir` overrides all
+three; the encoder's ONNX model is kept in the first three's). Within a process, each text's vector is also
+remembered, so a catalog that changed by one tool (an upstream's `list_changed`) encodes that tool alone. A cache
+that cannot be read or written is only slower: the vectors are computed and the failure logged at debug.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Final
 
 import numpy as np
 
-from gateway.search._sentence_encoder import MAX_TOKENS, MODEL_TAG, SentenceEncoder, Vectors
+from gateway.search._bert import MAX_TOKENS, MODEL_TAG, SentenceEncoder, Vectors
 
 __all__ = ["CACHE_DIR_ENV", "catalog_vectors", "default_cache_dir"]
 
@@ -30,7 +32,8 @@ logger = logging.getLogger(__name__)
 CACHE_DIR_ENV: Final = "ADK_MCP_GATEWAY_CACHE_DIR"
 _REMEMBERED: Final = 20_000
 """Texts whose vectors a process keeps (1.5 KiB each)."""
-_remembered: OrderedDict[str, Vectors] = OrderedDict()
+_remembered: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+"""Vectors by the encoder's variant and the text."""
 _lock = threading.Lock()
 
 
@@ -43,8 +46,8 @@ def default_cache_dir() -> Path:
     return Path(base) / "adk-mcp-gateway"
 
 
-def _catalog_key(texts: Sequence[str]) -> str:
-    digest = hashlib.sha256(f"{MODEL_TAG}/{MAX_TOKENS}\0".encode())
+def _catalog_key(variant: str, texts: Sequence[str]) -> str:
+    digest = hashlib.sha256(f"{MODEL_TAG}/{MAX_TOKENS}/{variant}\0".encode())
     for text in texts:
         digest.update(hashlib.sha256(text.encode()).digest())
     return digest.hexdigest()
@@ -77,28 +80,28 @@ def _save(path: Path, vectors: Vectors) -> None:
 
 def catalog_vectors(encoder: SentenceEncoder, texts: Sequence[str], cache_dir: Path | None) -> Vectors:
     """Each text's unit vector, in order: from the disk cache, from this process's memory, or encoded now."""
-    path = (cache_dir or default_cache_dir()) / "tool-vectors" / f"{_catalog_key(texts)}.npy"
+    path = (cache_dir or default_cache_dir()) / "tool-vectors" / f"{_catalog_key(encoder.variant, texts)}.npy"
     cached = _load(path, len(texts), encoder.dimensions)
     if cached is not None:
-        _remember(texts, cached)
+        _remember(encoder.variant, texts, cached)
         return cached
     vectors = np.zeros((len(texts), encoder.dimensions), dtype=np.float32)
     with _lock:
-        missing = [position for position, text in enumerate(texts) if text not in _remembered]
+        missing = [position for position, text in enumerate(texts) if (encoder.variant, text) not in _remembered]
         for position, text in enumerate(texts):
-            if text in _remembered:
-                vectors[position] = _remembered[text]
+            if (encoder.variant, text) in _remembered:
+                vectors[position] = _remembered[encoder.variant, text]
     if missing:
         vectors[missing] = encoder.encode([texts[position] for position in missing])
-    _remember(texts, vectors)
+    _remember(encoder.variant, texts, vectors)
     _save(path, vectors)
     return vectors
 
 
-def _remember(texts: Sequence[str], vectors: Vectors) -> None:
+def _remember(variant: str, texts: Sequence[str], vectors: Vectors) -> None:
     with _lock:
         for text, vector in zip(texts, vectors, strict=True):
-            _remembered[text] = vector
-            _remembered.move_to_end(text)
+            _remembered[variant, text] = vector
+            _remembered.move_to_end((variant, text))
         while len(_remembered) > _REMEMBERED:
             _remembered.popitem(last=False)
