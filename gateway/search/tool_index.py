@@ -205,13 +205,13 @@ class ToolIndex:
             scores = self._blend(scores, similarities)
         elif isinstance(scores, float):
             return []
-        ranked = sorted(
-            (index for index in range(len(self.tools)) if scores[index] > 0),
-            key=lambda index: -float(scores[index]),
-        )
+        # Ranked in numpy (best first, ties in catalog order): a Python sort over a large catalog cost as much as
+        # the rest of a search with a remembered request.
+        scored = (scores > 0).nonzero()[0]
+        ranked = scored[(-scores[scored]).argsort(kind="stable")]
         hits: list[types.Tool] = []
         for index in ranked:
-            tool = self.tools[index]
+            tool = self.tools[int(index)]
             if allowed is None or allowed(tool.name):
                 hits.append(tool)
                 if len(hits) == limit:
