@@ -76,12 +76,8 @@ class OnnxEncoder(SentenceEncoder):
 def load(directory: Path, sha256: str, cache_dir: Path) -> OnnxEncoder | None:
     """The ONNX Runtime encoder, its model kept in `cache_dir` (built there first if missing or damaged); None
     without onnxruntime and onnx installed, or if the model cannot be built or does not answer as it should."""
-    for package in ("onnxruntime", "onnx"):
-        try:
-            importlib.import_module(package)
-        except ImportError:
-            logger.info("Tool search encodes with numpy: %s (the search extra) is not installed", package)
-            return None
+    if not _installed("onnxruntime"):
+        return None
     # The layers' weights are read only to build: the graph holds them, quantized.
     weights = read_weights(directory, "embeddings.")
     model = cache_dir / "models" / f"all-MiniLM-L6-v2-{sha256[:16]}-{VARIANT}.onnx"
@@ -91,6 +87,9 @@ def load(directory: Path, sha256: str, cache_dir: Path) -> OnnxEncoder | None:
             if encoder is not None:
                 return encoder
             logger.warning("Tool search: the kept encoder model %s was damaged; building it again", model)
+        # Only building needs onnx (importing it costs a start-up a tenth of a second).
+        if not _installed("onnx"):
+            return None
         try:
             build(read_weights(directory), model)
         except Exception as exc:  # noqa: BLE001 - any failure leaves the numpy encoder, which is only slower
@@ -100,6 +99,15 @@ def load(directory: Path, sha256: str, cache_dir: Path) -> OnnxEncoder | None:
     if encoder is None:
         logger.warning("Tool search encodes with numpy: the ONNX model built in %s does not answer as it should", model)
     return encoder
+
+
+def _installed(package: str) -> bool:
+    try:
+        importlib.import_module(package)
+    except ImportError:
+        logger.info("Tool search encodes with numpy: %s (the search extra) is not installed", package)
+        return False
+    return True
 
 
 def _trusted(directory: Path, weights: Weights, model: Path) -> OnnxEncoder | None:

@@ -143,6 +143,15 @@ def test_without_onnxruntime_the_numpy_encoder_encodes(monkeypatch: pytest.Monke
     assert encoder.variant == "numpy-fp32"
 
 
+def test_a_kept_model_runs_without_onnx_which_only_building_needs(
+    tmp_path: Path, built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx raises ImportError
+
+    assert load(built) is not None
+    assert load(tmp_path) is None  # nothing kept there: it would have to be built
+
+
 def test_the_two_encoders_vectors_are_cached_apart(tmp_path: Path, built: Path) -> None:
     fast = load(built)
     exact = _bert.NumpyEncoder(directory(), _bert.read_weights(directory()))
