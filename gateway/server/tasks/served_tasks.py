@@ -43,23 +43,8 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from gateway.server.identity import ANONYMOUS_SESSION, CallIdentity, identify
 from gateway.server.tasks.task_features import TaskFeatures
 from gateway.server.tasks.task_job import TaskJob, TaskSettings
+from gateway.tasks import wire
 from gateway.tasks.records import TaskOwner, TaskRecord, TaskStore
-from gateway.tasks.wire import (
-    CLIENT_CAPABILITIES_META_KEY,
-    TASKS_CANCEL,
-    TASKS_EXTENSION,
-    TASKS_GET,
-    TASKS_UPDATE,
-    CancelTaskParams,
-    CreateTaskResult,
-    GetTaskParams,
-    TaskAck,
-    TaskSupport,
-    UpdateTaskParams,
-    declares_tasks,
-    iso_timestamp,
-    missing_tasks_capability,
-)
 
 __all__ = ["ForeignTasks", "ServedTasks", "TaskParams"]
 
@@ -82,7 +67,7 @@ def _unknown(task_id: str) -> MCPError:
     )
 
 
-TaskParams = GetTaskParams | UpdateTaskParams | CancelTaskParams
+TaskParams = wire.GetTaskParams | wire.UpdateTaskParams | wire.CancelTaskParams
 
 
 class ForeignTasks(Protocol):
@@ -120,10 +105,10 @@ class ServedTasks:
 
     def serve_on(self, server: Server[Any]) -> None:
         """Answer `tasks/get|update|cancel` on `server`, and declare the tasks extension there."""
-        server.add_request_handler(TASKS_GET, GetTaskParams, self.on_get)
-        server.add_request_handler(TASKS_UPDATE, UpdateTaskParams, self.on_update)
-        server.add_request_handler(TASKS_CANCEL, CancelTaskParams, self.on_cancel)
-        server.extensions[TASKS_EXTENSION] = {}
+        server.add_request_handler(wire.TASKS_GET, wire.GetTaskParams, self.on_get)
+        server.add_request_handler(wire.TASKS_UPDATE, wire.UpdateTaskParams, self.on_update)
+        server.add_request_handler(wire.TASKS_CANCEL, wire.CancelTaskParams, self.on_cancel)
+        server.extensions[wire.TASKS_EXTENSION] = {}
 
     async def __aenter__(self) -> Self:
         group = anyio.create_task_group()
@@ -143,7 +128,7 @@ class ServedTasks:
 
     # --- tools/call ---------------------------------------------------------------------------------------------
 
-    def wanted(self, ctx: ServerRequestContext[Any, Any], name: str, support: TaskSupport) -> bool:
+    def wanted(self, ctx: ServerRequestContext[Any, Any], name: str, support: wire.TaskSupport) -> bool:
         """Whether this call of a tool with `support` runs as a (possible) task.
 
         Raises:
@@ -155,15 +140,15 @@ class ServedTasks:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             return False
         if support == "required" and not negotiated:
-            raise missing_tasks_capability(f"The tool {name!r}")
+            raise wire.missing_tasks_capability(f"The tool {name!r}")
         return negotiated
 
     @staticmethod
     def negotiated(ctx: ServerRequestContext[Any, Any]) -> bool:
         """Whether the request's client declared the extension (in the request's `_meta`, or for its session)."""
         meta = cast("dict[str, Any]", ctx.meta or {})
-        declared = meta.get(CLIENT_CAPABILITIES_META_KEY)
-        return declares_tasks(declared) or declares_tasks(ctx.session.client_capabilities)
+        declared = meta.get(wire.CLIENT_CAPABILITIES_META_KEY)
+        return wire.declares_tasks(declared) or wire.declares_tasks(ctx.session.client_capabilities)
 
     async def start(
         self,
@@ -172,7 +157,7 @@ class ServedTasks:
         features: TaskFeatures,
         call: Callable[[], Awaitable[types.CallToolResult]],
     ) -> types.CallToolResult | dict[str, Any]:
-        """Run `call`: its own result if it ends soon, else the `CreateTaskResult` (wire form) of its task.
+        """Run `call`: its own result if it ends soon, else the `wire.CreateTaskResult` (wire form) of its task.
 
         Raises:
             InputRequired: the call asked a question before becoming a task (the round ends with it).
@@ -210,19 +195,19 @@ class ServedTasks:
             await job.settled.wait()
             return job.early()
         stored = job.record
-        return CreateTaskResult(
+        return wire.CreateTaskResult(
             task_id=stored.task_id,
             status="input_required" if stored.status == "input_required" else "working",
             status_message=stored.status_message,
-            created_at=iso_timestamp(stored.created_at),
-            last_updated_at=iso_timestamp(stored.updated_at),
+            created_at=wire.iso_timestamp(stored.created_at),
+            last_updated_at=wire.iso_timestamp(stored.updated_at),
             ttl_ms=stored.ttl_ms,
             poll_interval_ms=stored.poll_interval_ms,
         ).wire()
 
     # --- tasks/get, tasks/update, tasks/cancel ------------------------------------------------------------------
 
-    async def on_get(self, ctx: ServerRequestContext[Any, Any], params: GetTaskParams) -> dict[str, Any]:
+    async def on_get(self, ctx: ServerRequestContext[Any, Any], params: wire.GetTaskParams) -> dict[str, Any]:
         record = await self._owned(ctx, "tasks/get", params)
         if isinstance(record, dict):
             return record
@@ -234,7 +219,7 @@ class ServedTasks:
             record = await self._fail_vanished(record)
         return record.detailed().wire()
 
-    async def on_update(self, ctx: ServerRequestContext[Any, Any], params: UpdateTaskParams) -> dict[str, Any]:
+    async def on_update(self, ctx: ServerRequestContext[Any, Any], params: wire.UpdateTaskParams) -> dict[str, Any]:
         record = await self._owned(ctx, "tasks/update", params)
         if isinstance(record, dict):
             return record
@@ -256,9 +241,9 @@ class ServedTasks:
         job = self.jobs.get(record.task_id)
         if job is not None:
             job.wake()
-        return TaskAck().wire()
+        return wire.TaskAck().wire()
 
-    async def on_cancel(self, ctx: ServerRequestContext[Any, Any], params: CancelTaskParams) -> dict[str, Any]:
+    async def on_cancel(self, ctx: ServerRequestContext[Any, Any], params: wire.CancelTaskParams) -> dict[str, Any]:
         record = await self._owned(ctx, "tasks/cancel", params)
         if isinstance(record, dict):
             return record
@@ -275,7 +260,7 @@ class ServedTasks:
         job = self.jobs.get(record.task_id)
         if job is not None:
             job.scope.cancel()
-        return TaskAck().wire()
+        return wire.TaskAck().wire()
 
     async def _owned(
         self, ctx: ServerRequestContext[Any, Any], method: str, params: TaskParams
@@ -283,7 +268,7 @@ class ServedTasks:
         """The caller's task; or, for a task this server did not start, the `foreign` tasks' answer."""
         task_id = params.task_id
         if not self.negotiated(ctx):
-            raise missing_tasks_capability(method)
+            raise wire.missing_tasks_capability(method)
         headers: Any = getattr(ctx.request, "headers", None)
         named = headers.get("mcp-name") if headers is not None else None
         if named is not None and named.strip() != task_id:
