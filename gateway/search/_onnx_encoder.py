@@ -32,6 +32,11 @@ __all__ = ["BUILDER_VERSION", "VARIANT", "OnnxEncoder", "load"]
 
 logger = logging.getLogger(__name__)
 
+# onnxruntime's Linux wheels report usage to Microsoft and keep a device id under the user's cache directory when
+# imported, unless told not to before that import: a gateway neither downloads nor reports at run time. An operator
+# who set the variable keeps their choice.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 BUILDER_VERSION: Final = 3
 """Part of the kept model's name and of `VARIANT`: a change to the graph, its quantization or how texts are run
 builds the model again, and encodes catalogs again."""
