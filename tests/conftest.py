@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 from tests.support.redis_server import running_redis
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Tool search's cache directory (encoded catalogs, the encoder's ONNX model) in pytest's own cache rather than
+    the user's home: kept between runs, so the model is built once per checkout, and inherited by child processes.
+    A directory set by whoever runs the tests is left as it is."""
+    variable = "ADK_MCP_GATEWAY_CACHE_DIR"  # gateway.search._vector_cache.CACHE_DIR_ENV, without importing numpy here
+    if variable not in os.environ:
+        cache = getattr(config, "cache", None)  # None with -p no:cacheprovider
+        os.environ[variable] = str(cache.mkdir("adk-mcp-gateway") if cache else tempfile.mkdtemp(prefix="gateway-"))
 
 
 @pytest.fixture

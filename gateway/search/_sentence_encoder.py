@@ -9,13 +9,12 @@ from these weights with its matrices in int8 (`gateway.search._onnx_encoder`, a 
 onnxruntime and onnx are not installed, `gateway.search._bert.NumpyEncoder`: float32 products with numpy's BLAS
 (about three times slower).
 
-`loaded_encoder()` loads it on the first index build (never at start-up); without the weights' package or
-`tokenizers` installed it answers None, and tool search ranks without it.
+`loaded_encoder()` loads it on the first index build (never at start-up), its ONNX model kept in that index's cache
+directory; without the weights' package or `tokenizers` installed it answers None, and tool search ranks without it.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib
 import logging
@@ -33,6 +32,8 @@ logger = logging.getLogger(__name__)
 _WEIGHTS_SHA256: Final = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 _TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 _loading = threading.Lock()
+_loaded: list[SentenceEncoder | None] = []
+"""The process's encoder (or None, without one) once loaded: loaded once, whichever index asks first."""
 
 
 def _sha256(path: Path) -> str:
@@ -43,8 +44,7 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-@functools.cache
-def _load() -> SentenceEncoder | None:
+def _load(cache_dir: Path) -> SentenceEncoder | None:
     directory = model_directory()
     if directory is None:
         logger.info("Tool search ranks without a sentence encoder: its weights (the search extra) are not installed")
@@ -59,12 +59,16 @@ def _load() -> SentenceEncoder | None:
         if _sha256(directory / name) != expected:
             logger.warning("Tool search ranks without a sentence encoder: %s is not %s's", directory / name, MODEL_TAG)
             return None
-    fast = _onnx_encoder.load(directory, _WEIGHTS_SHA256, _vector_cache.default_cache_dir())
+    fast = _onnx_encoder.load(directory, _WEIGHTS_SHA256, cache_dir)
     return fast or NumpyEncoder(directory, read_weights(directory))
 
 
-def loaded_encoder() -> SentenceEncoder | None:
-    """The encoder, loaded on the first call in this process (ONNX Runtime's where installed, else numpy's);
-    None without the `search` extra's model."""
+def loaded_encoder(cache_dir: Path | None = None) -> SentenceEncoder | None:
+    """The encoder, loaded on the first call in this process (ONNX Runtime's where installed, its model kept in
+    `cache_dir`, default `gateway.search._vector_cache.default_cache_dir`; else numpy's); None without the `search`
+    extra's model. Later calls answer the same encoder, whatever their `cache_dir`: one model a process, not one
+    per directory."""
     with _loading:  # index builds run in worker threads: one load, not one per thread
-        return _load()
+        if not _loaded:
+            _loaded.append(_load(cache_dir or _vector_cache.default_cache_dir()))
+        return _loaded[0]

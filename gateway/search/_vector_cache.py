@@ -5,7 +5,7 @@ A catalog's vectors are one `.npy` file named by the SHA-256 of the model's tag,
 Runtime's int8 and numpy's float32 vectors are close, not equal: one's are never compared with the other's
 requests) and every text, in the cache directory: `$ADK_MCP_GATEWAY_CACHE_DIR`, else
 `$XDG_CACHE_HOME/adk-mcp-gateway`, else `~/.cache/adk-mcp-gateway` (a `ToolIndex`'s `cache_dir` overrides all
-three; the encoder's ONNX model is kept in the first three's). Within a process, each text's vector is also
+three, for the encoder's ONNX model too when that index loads the encoder). Within a process, each text's vector is also
 remembered, so a catalog that changed by one tool (an upstream's `list_changed`) encodes that tool alone. A cache
 that cannot be read or written is only slower: the vectors are computed and the failure logged at debug.
 """

@@ -125,7 +125,8 @@ class ToolIndex:
     Args:
         tools: the catalog.
         semantic: also rank by meaning, if the encoder is installed (`semantic` says whether it is used).
-        cache_dir: where encoded catalogs are kept (default: `gateway.search._vector_cache.default_cache_dir`).
+        cache_dir: where encoded catalogs are kept (default: `gateway.search._vector_cache.default_cache_dir`), and
+            the encoder's ONNX model if this index is the process's first to load the encoder.
         fusion: how meaning and words are weighed (the default is the tuned one).
 
     Raises:
@@ -167,7 +168,7 @@ class ToolIndex:
         from gateway.search import _sentence_encoder, _vector_cache
 
         self._fusion = fusion or Fusion()
-        self._encoder = _sentence_encoder.loaded_encoder() if semantic and self.tools else None
+        self._encoder = _sentence_encoder.loaded_encoder(cache_dir) if semantic and self.tools else None
         self._vectors: Any = None
         self._requests: OrderedDict[str, Any] = OrderedDict()
         self._remembering = threading.Lock()

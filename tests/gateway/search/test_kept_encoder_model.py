@@ -109,3 +109,36 @@ def test_onnxruntime_keeps_no_device_id_in_the_users_home(tmp_path: Path) -> Non
     )
 
     assert files(home) == []
+
+
+def test_two_workers_building_the_model_at_once_both_load_one_whole_kept_file(tmp_path: Path) -> None:
+    cache = tmp_path / "shared-cache"
+    workers = [start(tmp_path / f"home-{number}", str(cache)) for number in range(2)]
+
+    reports = [finish(worker) for worker in workers]
+
+    for report, warnings in reports:
+        assert report == {"variant": _onnx_encoder.VARIANT, "hits": HITS}
+        assert warnings == []
+    assert sorted(path.name for path in (cache / "models").iterdir()) == [KEPT]
+    assert _onnx_encoder.load(_bert.model_directory(), _sentence_encoder._WEIGHTS_SHA256, cache) is not None
+
+
+def test_the_model_is_kept_in_the_cache_directory_the_index_was_given(tmp_path: Path) -> None:
+    home, cache = tmp_path / "home", tmp_path / "given"
+
+    report, warnings = finish(start(home, str(cache)))
+
+    assert report == {"variant": _onnx_encoder.VARIANT, "hits": HITS}
+    assert warnings == []
+    assert f"models/{KEPT}" in files(cache)
+    assert files(home) == []
+
+
+def test_without_a_given_directory_the_model_is_kept_in_the_default_one(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+
+    report, _ = finish(start(home))
+
+    assert report == {"variant": _onnx_encoder.VARIANT, "hits": HITS}
+    assert f"default-cache/models/{KEPT}" in files(home)

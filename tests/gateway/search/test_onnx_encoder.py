@@ -134,10 +134,10 @@ def test_a_kept_model_that_runs_but_answers_unlike_the_model_is_built_again(tmp_
     assert float(food @ bread) == pytest.approx(0.7553, abs=0.03)
 
 
-def test_without_onnxruntime_the_numpy_encoder_encodes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_onnxruntime_the_numpy_encoder_encodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime raises ImportError
 
-    encoder = _sentence_encoder._load.__wrapped__()
+    encoder = _sentence_encoder._load(tmp_path)
 
     assert isinstance(encoder, _bert.NumpyEncoder)
     assert encoder.variant == "numpy-fp32"

@@ -38,7 +38,7 @@ def encoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     assert chosen is not None
     if not chosen.variant.startswith(request.param):
         pytest.skip(f"the {request.param} encoder is not installed (onnxruntime and onnx)")
-    monkeypatch.setattr(_sentence_encoder, "loaded_encoder", lambda: chosen)
+    monkeypatch.setattr(_sentence_encoder, "_loaded", [chosen])
     return chosen
 
 
@@ -119,7 +119,7 @@ def test_concurrent_searches_leave_blas_using_as_many_threads_as_before(
 ) -> None:
     threadpoolctl = pytest.importorskip("threadpoolctl")
     # The numpy encoder is the one that limits BLAS's threads while it encodes.
-    monkeypatch.setattr(_sentence_encoder, "loaded_encoder", numpy_encoder)
+    monkeypatch.setattr(_sentence_encoder, "_loaded", [numpy_encoder()])
 
     def blas_threads() -> list[int]:
         return [info["num_threads"] for info in threadpoolctl.threadpool_info() if info["user_api"] == "blas"]

@@ -8,7 +8,6 @@ around the index (policy, schemas, transports) is tested in tests/gateway/hub/te
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -124,13 +123,11 @@ SERVICES = [
 
 
 @pytest.fixture
-def without_encoder(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """`import tokenizers` fails, as where the encoder's part of the extra is not installed (no encoder is left
-    loaded)."""
+def without_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import tokenizers` fails, as where the encoder's part of the extra is not installed (the process's encoder,
+    if loaded, is put back afterwards)."""
     monkeypatch.setitem(sys.modules, "tokenizers", None)
-    _sentence_encoder._load.cache_clear()
-    yield
-    _sentence_encoder._load.cache_clear()
+    monkeypatch.setattr(_sentence_encoder, "_loaded", [])
 
 
 def test_a_request_sharing_no_word_with_the_right_tool_finds_it_by_meaning() -> None:
