@@ -8,10 +8,11 @@ safetensors weights (nothing is downloaded): embedding LayerNorm, six BERT layer
 mask, exact erf GELU), mean pooling and scaling to length 1; the word-piece table stays in numpy, mapped, so the
 graph takes each text's summed word and position vectors.
 
-Building and quantizing take a few seconds, once per machine: the model is kept in the cache directory
-(`gateway.search._vector_cache.default_cache_dir`), named by the weights' SHA-256 and `BUILDER_VERSION`. A kept
-model is trusted only once it loads and gives the published model's similarities on `_PROBE` sentences; otherwise
-it is built again.
+Building and quantizing take a few seconds, once per machine: the model is kept in the cache directory (the first
+`ToolIndex`'s `cache_dir`, else `gateway.search._vector_cache.default_cache_dir`), named by the weights' SHA-256 and
+`BUILDER_VERSION`. A kept model is trusted only once it loads and gives the published model's similarities on
+`_PROBE` sentences; otherwise it is built again. Where the cache directory cannot be written, the model is built in
+a temporary directory for the process alone (its session holds it in memory), at each start.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import importlib
 import logging
 import math
 import os
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Final
@@ -97,12 +99,42 @@ def load(directory: Path, sha256: str, cache_dir: Path) -> OnnxEncoder | None:
             return None
         try:
             build(read_weights(directory), model)
+        except OSError as exc:
+            return _built_aside(directory, weights, model, exc)
         except Exception as exc:  # noqa: BLE001 - any failure leaves the numpy encoder, which is only slower
             logger.warning("Tool search encodes with numpy: the ONNX model was not built (%s)", exc)
             return None
         encoder = _trusted(directory, weights, model)
     if encoder is None:
         logger.warning("Tool search encodes with numpy: the ONNX model built in %s does not answer as it should", model)
+    return encoder
+
+
+def _built_aside(directory: Path, weights: Weights, model: Path, unkept: OSError) -> OnnxEncoder | None:
+    """The encoder on a model built in a temporary directory, for this process alone: the cache directory cannot
+    be written (read-only, full, not a directory). One warning either way."""
+    try:
+        with tempfile.TemporaryDirectory(prefix="adk-mcp-gateway-") as aside:
+            built = Path(aside) / model.name
+            build(read_weights(directory), built)
+            # The session reads the whole file when made: the directory may go once it is.
+            encoder = _trusted(directory, weights, built)
+    except Exception as exc:  # noqa: BLE001 - as for a kept model: the numpy encoder is only slower
+        logger.warning(
+            "Tool search encodes with numpy: the ONNX model can neither be kept in %s (%s) nor built aside (%s)",
+            model.parent,
+            unkept,
+            exc,
+        )
+        return None
+    if encoder is None:
+        logger.warning("Tool search encodes with numpy: the ONNX model built aside does not answer as it should")
+        return None
+    logger.warning(
+        "Tool search: the encoder model cannot be kept in %s (%s); it is built for each process, a few seconds",
+        model.parent,
+        unkept,
+    )
     return encoder
 
 

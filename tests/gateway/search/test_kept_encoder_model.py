@@ -142,3 +142,16 @@ def test_without_a_given_directory_the_model_is_kept_in_the_default_one(tmp_path
 
     assert report == {"variant": _onnx_encoder.VARIANT, "hits": HITS}
     assert f"default-cache/models/{KEPT}" in files(home)
+
+
+def test_an_unwritable_cache_directory_costs_one_warning_and_searches_still_rank_by_meaning(tmp_path: Path) -> None:
+    blocked = tmp_path / "a file, not a directory"
+    blocked.write_text("")
+
+    report, warnings = finish(start(tmp_path / "home", str(blocked)))
+
+    assert report["hits"] == HITS
+    assert report["variant"] == _onnx_encoder.VARIANT  # built for the process alone, not numpy's slower encoder
+    assert len(warnings) == 1, warnings
+    assert str(blocked) in warnings[0]
+    assert files(tmp_path / "home") == []
