@@ -10,9 +10,10 @@ graph takes each text's summed word and position vectors.
 
 Building and quantizing take a few seconds, once per machine: the model is kept in the cache directory (the first
 `ToolIndex`'s `cache_dir`, else `gateway.search._vector_cache.default_cache_dir`), named by the weights' SHA-256 and
-`BUILDER_VERSION`. A kept model is trusted only once it loads and gives the published model's similarities on
-`_PROBE` sentences; otherwise it is built again. Where the cache directory cannot be written, the model is built in
-a temporary directory for the process alone (its session holds it in memory), at each start.
+`BUILDER_VERSION`; writing it removes the files older builder versions kept there. A kept model is trusted only once
+it loads and gives the published model's similarities on `_PROBE` sentences; otherwise it is built again. Where the
+cache directory cannot be written, the model is built in a temporary directory for the process alone (its session
+holds it in memory), at each start.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import importlib
 import logging
 import math
 import os
+import re
 import tempfile
 import threading
 from pathlib import Path
@@ -48,6 +50,8 @@ _PROBE: Final = ("A man is eating food.", "A man is eating a piece of bread.", "
 _PROBE_SIMILARITIES: Final = (0.7553, -0.1050)
 """sentence-transformers' all-MiniLM-L6-v2 (torch) for the probe's first sentence against the other two."""
 _PROBE_TOLERANCE: Final = 0.03
+_KEPT: Final = re.compile(r"all-MiniLM-L6-v2-(?P<weights>[0-9a-f]{16})-ort-int8-v(?P<version>[0-9]+)\.onnx")
+"""The names this module gives kept models (whatever its version), and only those."""
 _building = threading.Lock()
 
 
@@ -104,6 +108,7 @@ def load(directory: Path, sha256: str, cache_dir: Path) -> OnnxEncoder | None:
         except Exception as exc:  # noqa: BLE001 - any failure leaves the numpy encoder, which is only slower
             logger.warning("Tool search encodes with numpy: the ONNX model was not built (%s)", exc)
             return None
+        _remove_older(model)
         encoder = _trusted(directory, weights, model)
     if encoder is None:
         logger.warning("Tool search encodes with numpy: the ONNX model built in %s does not answer as it should", model)
@@ -136,6 +141,19 @@ def _built_aside(directory: Path, weights: Weights, model: Path, unkept: OSError
         unkept,
     )
     return encoder
+
+
+def _remove_older(model: Path) -> None:
+    """Remove the models older builder versions kept beside `model` (about 11 MB each, never read again): only
+    files named as this module names them; a newer version's file is left to the newer gateway using it."""
+    try:
+        kept = list(model.parent.iterdir())
+        for path in kept:
+            named = _KEPT.fullmatch(path.name)
+            if named is not None and path != model and int(named["version"]) <= BUILDER_VERSION:
+                path.unlink(missing_ok=True)
+    except OSError as exc:
+        logger.debug("Tool search: older encoder models in %s were not removed (%s)", model.parent, exc)
 
 
 def _installed(package: str) -> bool:

@@ -155,3 +155,18 @@ def test_an_unwritable_cache_directory_costs_one_warning_and_searches_still_rank
     assert len(warnings) == 1, warnings
     assert str(blocked) in warnings[0]
     assert files(tmp_path / "home") == []
+
+
+def test_writing_a_new_model_removes_older_builds_files_and_nothing_else(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    sha = _sentence_encoder._WEIGHTS_SHA256[:16]
+    older = [f"all-MiniLM-L6-v2-{sha}-ort-int8-v{version}.onnx" for version in (1, 2)]
+    newer = f"all-MiniLM-L6-v2-{sha}-ort-int8-v{_onnx_encoder.BUILDER_VERSION + 1}.onnx"  # a newer gateway's
+    others = [newer, "notes.txt", "all-MiniLM-L6-v2.onnx", f"all-MiniLM-L6-v2-{sha}-ort-int8-v2.onnx.bak", "mine.onnx"]
+    for name in older + others:
+        (models / name).write_bytes(b"not ours to judge")
+
+    assert _onnx_encoder.load(_bert.model_directory(), _sentence_encoder._WEIGHTS_SHA256, tmp_path) is not None
+
+    assert sorted(path.name for path in models.iterdir()) == sorted([KEPT, *others])
